@@ -1,0 +1,740 @@
+//! Model dimensions, read from a checkpoint's `config.json` in either of its two shapes.
+//!
+//! * official (`model_type: "deepseek_vl_v2"`): the LM fields sit at the top level (DeepseekV2Config defaults for
+//!   absent ones) and the vision stack is hard-coded in the reference code (spec §1.2–1.4). A config of ours may add
+//!   `deepread_overrides: {image_token_id, vision_config: {sam_config, encoder_config}}` in the native field names,
+//!   which the tiny test fixtures use to shrink the vision stack; the real checkpoint never has it.
+//! * transformers-native (`model_type: "deepseek_ocr2"`): `vision_config.sam_config`,
+//!   `vision_config.encoder_config`, `text_config`, `image_token_id`, with the defaults of transformers'
+//!   `configuration_deepseek_ocr2.py` for absent fields.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::{EngineError, Result};
+
+/// SAM ViT image encoder with its neck and the two stride-2 downsampling convs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamConfig {
+    pub hidden_size: usize,
+    pub num_layers: usize,
+    pub num_heads: usize,
+    pub mlp_dim: usize,
+    /// The image size `pos_embed` and the global rel-pos tables were trained for.
+    pub image_size: usize,
+    pub patch_size: usize,
+    pub window_size: usize,
+    pub global_attn_indexes: Vec<usize>,
+    pub output_channels: usize,
+    /// Channels of the two stride-2 convs; the second is the encoder width.
+    pub downsample_channels: [usize; 2],
+    pub layer_norm_eps: f64,
+    pub qkv_bias: bool,
+}
+
+impl SamConfig {
+    /// Patches per side at the trained image size (64 for 1024/16).
+    pub fn grid(&self) -> usize {
+        self.image_size / self.patch_size
+    }
+    pub fn head_dim(&self) -> usize {
+        self.hidden_size / self.num_heads
+    }
+    pub fn is_global(&self, layer: usize) -> bool {
+        self.global_attn_indexes.contains(&layer)
+    }
+}
+
+/// The Qwen2-shaped "DeepEncoder V2" that turns SAM features into query tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncoderConfig {
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub num_layers: usize,
+    pub num_heads: usize,
+    pub num_kv_heads: usize,
+    pub rms_norm_eps: f64,
+    pub rope_theta: f64,
+}
+
+impl EncoderConfig {
+    pub fn head_dim(&self) -> usize {
+        self.hidden_size / self.num_heads
+    }
+}
+
+/// The DeepSeek-V2-shaped MoE decoder (plain MHA, no MLA).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextConfig {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub moe_intermediate_size: usize,
+    pub num_layers: usize,
+    pub num_heads: usize,
+    pub num_kv_heads: usize,
+    pub n_routed_experts: usize,
+    pub n_shared_experts: usize,
+    pub num_experts_per_tok: usize,
+    pub routed_scaling_factor: f64,
+    pub norm_topk_prob: bool,
+    /// `true` for layers whose MLP is the routed MoE, `false` for dense SwiGLU layers.
+    pub sparse_layers: Vec<bool>,
+    pub rms_norm_eps: f64,
+    pub rope_theta: f64,
+    pub max_position_embeddings: usize,
+    pub bos_token_id: u32,
+    pub eos_token_id: u32,
+}
+
+impl TextConfig {
+    pub fn head_dim(&self) -> usize {
+        self.hidden_size / self.num_heads
+    }
+}
+
+/// Which `config.json` shape the model came with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigLayout {
+    Official,
+    Native,
+}
+
+/// Every dimension the engine needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelConfig {
+    pub layout: ConfigLayout,
+    pub sam: SamConfig,
+    pub encoder: EncoderConfig,
+    pub text: TextConfig,
+    pub image_token_id: u32,
+}
+
+impl ModelConfig {
+    /// Read `dir/config.json`.
+    pub fn from_dir(dir: &Path) -> Result<Self> {
+        let path = dir.join("config.json");
+        let text = std::fs::read_to_string(&path).map_err(|source| EngineError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|source| EngineError::ConfigJson {
+                path: path.clone(),
+                source,
+            })?;
+        Self::from_json(&value)
+    }
+
+    pub fn from_json(value: &Value) -> Result<Self> {
+        let root = value
+            .as_object()
+            .ok_or_else(|| cfg_err("<root>", "expected a JSON object"))?;
+        let model_type = root.get("model_type").and_then(Value::as_str).unwrap_or("");
+        let config = match model_type {
+            "deepseek_ocr2" => Self::native(root)?,
+            "deepseek_vl_v2" => Self::official(root)?,
+            other => {
+                return Err(EngineError::UnsupportedConfig {
+                    field: "model_type".into(),
+                    value: format!("{other:?}"),
+                    hint: "expected \"deepseek_vl_v2\" (official DeepSeek-OCR-2) or \"deepseek_ocr2\" (transformers)"
+                        .into(),
+                })
+            }
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn native(root: &Map<String, Value>) -> Result<Self> {
+        let empty = Map::new();
+        let vision = obj(root, "vision_config")?.unwrap_or(&empty);
+        let sam = sam_config(
+            obj(vision, "sam_config")?.unwrap_or(&empty),
+            "vision_config.sam_config",
+        )?;
+        let encoder = encoder_config(
+            obj(vision, "encoder_config")?.unwrap_or(&empty),
+            "vision_config.encoder_config",
+        )?;
+        let text = native_text_config(obj(root, "text_config")?.unwrap_or(&empty))?;
+        let image_token_id = get_u32(root, "image_token_id", "image_token_id", Some(128815))?;
+        Ok(Self {
+            layout: ConfigLayout::Native,
+            sam,
+            encoder,
+            text,
+            image_token_id,
+        })
+    }
+
+    fn official(root: &Map<String, Value>) -> Result<Self> {
+        let empty = Map::new();
+        let overrides = obj(root, "deepread_overrides")?.unwrap_or(&empty);
+        let vision = obj(overrides, "vision_config")?.unwrap_or(&empty);
+        let sam = match obj(vision, "sam_config")? {
+            Some(o) => sam_config(o, "deepread_overrides.vision_config.sam_config")?,
+            None => official_sam(),
+        };
+        let encoder = match obj(vision, "encoder_config")? {
+            Some(o) => encoder_config(o, "deepread_overrides.vision_config.encoder_config")?,
+            None => official_encoder(),
+        };
+        let text = official_text_config(root)?;
+        let image_token_id = get_u32(
+            overrides,
+            "image_token_id",
+            "deepread_overrides.image_token_id",
+            Some(128815),
+        )?;
+        Ok(Self {
+            layout: ConfigLayout::Official,
+            sam,
+            encoder,
+            text,
+            image_token_id,
+        })
+    }
+
+    fn validate(&self) -> Result<()> {
+        let (s, e, t) = (&self.sam, &self.encoder, &self.text);
+        let check = |ok: bool, field: &str, reason: String| {
+            if ok {
+                Ok(())
+            } else {
+                Err(cfg_err(field, &reason))
+            }
+        };
+        check(
+            s.num_heads > 0 && s.hidden_size % s.num_heads == 0,
+            "sam_config.num_attention_heads",
+            format!(
+                "hidden_size {} is not a multiple of {} heads",
+                s.hidden_size, s.num_heads
+            ),
+        )?;
+        check(
+            s.patch_size > 0 && s.image_size % s.patch_size == 0,
+            "sam_config.patch_size",
+            format!(
+                "image_size {} is not a multiple of patch_size {}",
+                s.image_size, s.patch_size
+            ),
+        )?;
+        check(
+            s.window_size > 0,
+            "sam_config.window_size",
+            "must be positive".into(),
+        )?;
+        check(
+            s.downsample_channels[1] == e.hidden_size,
+            "sam_config.downsample_channels",
+            format!(
+                "last channel count {} must equal the encoder hidden_size {}",
+                s.downsample_channels[1], e.hidden_size
+            ),
+        )?;
+        check(
+            e.num_heads > 0
+                && e.hidden_size % e.num_heads == 0
+                && e.num_kv_heads > 0
+                && e.num_heads % e.num_kv_heads == 0,
+            "encoder_config.num_attention_heads",
+            format!(
+                "{} heads / {} kv heads do not divide hidden_size {}",
+                e.num_heads, e.num_kv_heads, e.hidden_size
+            ),
+        )?;
+        check(
+            t.num_heads > 0
+                && t.hidden_size % t.num_heads == 0
+                && t.num_kv_heads > 0
+                && t.num_heads % t.num_kv_heads == 0,
+            "text_config.num_attention_heads",
+            format!(
+                "{} heads / {} kv heads do not divide hidden_size {}",
+                t.num_heads, t.num_kv_heads, t.hidden_size
+            ),
+        )?;
+        check(
+            t.sparse_layers.len() == t.num_layers,
+            "text_config.mlp_layer_types",
+            format!(
+                "{} entries for {} layers",
+                t.sparse_layers.len(),
+                t.num_layers
+            ),
+        )?;
+        let any_sparse = t.sparse_layers.iter().any(|&s| s);
+        check(
+            !any_sparse
+                || (t.num_experts_per_tok >= 1 && t.num_experts_per_tok <= t.n_routed_experts),
+            "num_experts_per_tok",
+            format!(
+                "{} experts per token of {} routed experts",
+                t.num_experts_per_tok, t.n_routed_experts
+            ),
+        )?;
+        check(
+            (self.image_token_id as usize) < t.vocab_size,
+            "image_token_id",
+            format!(
+                "{} is outside the vocabulary of {}",
+                self.image_token_id, t.vocab_size
+            ),
+        )?;
+        Ok(())
+    }
+}
+
+/// SAM ViT-B as hard-coded by `build_sam_vit_b` (spec §1.2).
+fn official_sam() -> SamConfig {
+    SamConfig {
+        hidden_size: 768,
+        num_layers: 12,
+        num_heads: 12,
+        mlp_dim: 3072,
+        image_size: 1024,
+        patch_size: 16,
+        window_size: 14,
+        global_attn_indexes: vec![2, 5, 8, 11],
+        output_channels: 256,
+        downsample_channels: [512, 896],
+        layer_norm_eps: 1e-6,
+        qkv_bias: true,
+    }
+}
+
+/// The Qwen2-0.5B-shaped encoder as hard-coded by `build_qwen2_decoder_as_encoder` (spec §1.3).
+fn official_encoder() -> EncoderConfig {
+    EncoderConfig {
+        hidden_size: 896,
+        intermediate_size: 4864,
+        num_layers: 24,
+        num_heads: 14,
+        num_kv_heads: 2,
+        rms_norm_eps: 1e-6,
+        rope_theta: 1_000_000.0,
+    }
+}
+
+fn sam_config(o: &Map<String, Value>, at: &str) -> Result<SamConfig> {
+    let f = |name: &str| format!("{at}.{name}");
+    let hidden_size = get_usize(o, "hidden_size", &f("hidden_size"), Some(768))?;
+    let mlp_ratio = get_f64(o, "mlp_ratio", &f("mlp_ratio"), Some(4.0))?;
+    let mlp_dim = match o.get("mlp_dim") {
+        Some(Value::Null) | None => (hidden_size as f64 * mlp_ratio) as usize,
+        Some(_) => get_usize(o, "mlp_dim", &f("mlp_dim"), None)?,
+    };
+    let downsample = match o.get("downsample_channels") {
+        Some(Value::Null) | None => vec![512, 896],
+        Some(_) => get_usize_list(o, "downsample_channels", &f("downsample_channels"))?,
+    };
+    let downsample_channels: [usize; 2] = downsample.as_slice().try_into().map_err(|_| {
+        cfg_err(
+            &f("downsample_channels"),
+            "expected exactly two channel counts",
+        )
+    })?;
+    expect_str(o, "hidden_act", &f("hidden_act"), "gelu")?;
+    expect_bool(o, "use_abs_pos", &f("use_abs_pos"), true)?;
+    expect_bool(o, "use_rel_pos", &f("use_rel_pos"), true)?;
+    expect_usize(o, "num_channels", &f("num_channels"), 3)?;
+    Ok(SamConfig {
+        hidden_size,
+        num_layers: get_usize(o, "num_hidden_layers", &f("num_hidden_layers"), Some(12))?,
+        num_heads: get_usize(
+            o,
+            "num_attention_heads",
+            &f("num_attention_heads"),
+            Some(12),
+        )?,
+        mlp_dim,
+        image_size: get_usize(o, "image_size", &f("image_size"), Some(1024))?,
+        patch_size: get_usize(o, "patch_size", &f("patch_size"), Some(16))?,
+        window_size: get_usize(o, "window_size", &f("window_size"), Some(14))?,
+        global_attn_indexes: match o.get("global_attn_indexes") {
+            Some(Value::Null) | None => vec![2, 5, 8, 11],
+            Some(_) => get_usize_list(o, "global_attn_indexes", &f("global_attn_indexes"))?,
+        },
+        output_channels: get_usize(o, "output_channels", &f("output_channels"), Some(256))?,
+        downsample_channels,
+        layer_norm_eps: get_f64(o, "layer_norm_eps", &f("layer_norm_eps"), Some(1e-6))?,
+        qkv_bias: get_bool(o, "qkv_bias", &f("qkv_bias"), Some(true))?,
+    })
+}
+
+fn encoder_config(o: &Map<String, Value>, at: &str) -> Result<EncoderConfig> {
+    let f = |name: &str| format!("{at}.{name}");
+    let num_heads = get_usize(
+        o,
+        "num_attention_heads",
+        &f("num_attention_heads"),
+        Some(32),
+    )?;
+    expect_str(o, "hidden_act", &f("hidden_act"), "silu")?;
+    expect_bool(o, "use_sliding_window", &f("use_sliding_window"), false)?;
+    Ok(EncoderConfig {
+        hidden_size: get_usize(o, "hidden_size", &f("hidden_size"), Some(4096))?,
+        intermediate_size: get_usize(o, "intermediate_size", &f("intermediate_size"), Some(22016))?,
+        num_layers: get_usize(o, "num_hidden_layers", &f("num_hidden_layers"), Some(32))?,
+        num_heads,
+        num_kv_heads: opt_usize(o, "num_key_value_heads", &f("num_key_value_heads"))?
+            .unwrap_or(num_heads),
+        rms_norm_eps: get_f64(o, "rms_norm_eps", &f("rms_norm_eps"), Some(1e-6))?,
+        rope_theta: rope_theta(o, at, 10000.0)?,
+    })
+}
+
+fn native_text_config(o: &Map<String, Value>) -> Result<TextConfig> {
+    let at = "text_config";
+    let f = |name: &str| format!("{at}.{name}");
+    let num_layers = get_usize(o, "num_hidden_layers", &f("num_hidden_layers"), Some(32))?;
+    let sparse_layers = match o.get("mlp_layer_types") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v.as_str() {
+                Some("dense") => Ok(false),
+                Some("sparse") => Ok(true),
+                _ => Err(cfg_err(
+                    &f("mlp_layer_types"),
+                    &format!("expected \"dense\" or \"sparse\", found {v}"),
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?,
+        Some(Value::Null) | None => {
+            let dense = get_usize(
+                o,
+                "first_k_dense_replace",
+                &f("first_k_dense_replace"),
+                Some(1),
+            )?;
+            (0..num_layers).map(|i| i >= dense).collect()
+        }
+        Some(other) => {
+            return Err(cfg_err(
+                &f("mlp_layer_types"),
+                &format!("expected a list, found {other}"),
+            ))
+        }
+    };
+    text_config(o, at, num_layers, sparse_layers, (1, 2))
+}
+
+fn official_text_config(o: &Map<String, Value>) -> Result<TextConfig> {
+    let at = "<top level>";
+    if get_bool(o, "use_mla", "use_mla", Some(false))? {
+        return Err(EngineError::UnsupportedConfig {
+            field: "use_mla".into(),
+            value: "true".into(),
+            hint:
+                "DeepSeek-OCR-2 uses plain multi-head attention; MLA checkpoints are not supported"
+                    .into(),
+        });
+    }
+    let num_layers = get_usize(o, "num_hidden_layers", "num_hidden_layers", Some(30))?;
+    let dense = get_usize(o, "first_k_dense_replace", "first_k_dense_replace", Some(0))?;
+    let freq = get_usize(o, "moe_layer_freq", "moe_layer_freq", Some(1))?.max(1);
+    let has_experts = opt_usize(o, "n_routed_experts", "n_routed_experts")?.is_some();
+    let sparse_layers = (0..num_layers)
+        .map(|i| has_experts && i >= dense && i % freq == 0)
+        .collect();
+    expect_str(o, "scoring_func", "scoring_func", "softmax")?;
+    if let Some(Value::Object(_)) = o.get("rope_scaling") {
+        return Err(EngineError::UnsupportedConfig {
+            field: "rope_scaling".into(),
+            value: "an object".into(),
+            hint: "only the default RoPE of DeepSeek-OCR-2 is implemented".into(),
+        });
+    }
+    text_config(o, at, num_layers, sparse_layers, (100000, 100001))
+}
+
+/// The LM fields common to both shapes; `default_ids` are the (bos, eos) defaults of the respective config class.
+fn text_config(
+    o: &Map<String, Value>,
+    at: &str,
+    num_layers: usize,
+    sparse_layers: Vec<bool>,
+    default_ids: (u32, u32),
+) -> Result<TextConfig> {
+    let f = |name: &str| {
+        if at.starts_with('<') {
+            name.to_string()
+        } else {
+            format!("{at}.{name}")
+        }
+    };
+    let num_heads = get_usize(
+        o,
+        "num_attention_heads",
+        &f("num_attention_heads"),
+        Some(32),
+    )?;
+    let topk_method = o
+        .get("topk_method")
+        .and_then(Value::as_str)
+        .unwrap_or("greedy");
+    if topk_method != "greedy" {
+        return Err(EngineError::UnsupportedConfig {
+            field: f("topk_method"),
+            value: format!("{topk_method:?}"),
+            hint: "DeepSeek-OCR-2 routes with plain top-k (\"greedy\")".into(),
+        });
+    }
+    expect_str(o, "hidden_act", &f("hidden_act"), "silu")?;
+    expect_bool(o, "attention_bias", &f("attention_bias"), false)?;
+    expect_bool(o, "mlp_bias", &f("mlp_bias"), false)?;
+    if get_bool(
+        o,
+        "tie_word_embeddings",
+        &f("tie_word_embeddings"),
+        Some(false),
+    )? {
+        return Err(EngineError::UnsupportedConfig {
+            field: f("tie_word_embeddings"),
+            value: "true".into(),
+            hint: "DeepSeek-OCR-2 has a separate lm_head".into(),
+        });
+    }
+    Ok(TextConfig {
+        vocab_size: get_usize(o, "vocab_size", &f("vocab_size"), Some(102400))?,
+        hidden_size: get_usize(o, "hidden_size", &f("hidden_size"), Some(4096))?,
+        intermediate_size: get_usize(o, "intermediate_size", &f("intermediate_size"), Some(11008))?,
+        moe_intermediate_size: get_usize(
+            o,
+            "moe_intermediate_size",
+            &f("moe_intermediate_size"),
+            Some(1407),
+        )?,
+        num_layers,
+        num_heads,
+        num_kv_heads: opt_usize(o, "num_key_value_heads", &f("num_key_value_heads"))?
+            .unwrap_or(num_heads),
+        n_routed_experts: opt_usize(o, "n_routed_experts", &f("n_routed_experts"))?.unwrap_or(64),
+        n_shared_experts: opt_usize(o, "n_shared_experts", &f("n_shared_experts"))?.unwrap_or(0),
+        num_experts_per_tok: opt_usize(o, "num_experts_per_tok", &f("num_experts_per_tok"))?
+            .unwrap_or(1),
+        routed_scaling_factor: get_f64(
+            o,
+            "routed_scaling_factor",
+            &f("routed_scaling_factor"),
+            Some(1.0),
+        )?,
+        norm_topk_prob: get_bool(o, "norm_topk_prob", &f("norm_topk_prob"), Some(false))?,
+        sparse_layers,
+        rms_norm_eps: get_f64(o, "rms_norm_eps", &f("rms_norm_eps"), Some(1e-6))?,
+        rope_theta: rope_theta(o, at, 10000.0)?,
+        max_position_embeddings: get_usize(
+            o,
+            "max_position_embeddings",
+            &f("max_position_embeddings"),
+            Some(2048),
+        )?,
+        bos_token_id: get_u32(o, "bos_token_id", &f("bos_token_id"), Some(default_ids.0))?,
+        eos_token_id: first_id(o, "eos_token_id", &f("eos_token_id"), default_ids.1)?,
+    })
+}
+
+/// `rope_parameters: {rope_type, rope_theta}` (transformers 5) or a legacy top-level `rope_theta`.
+fn rope_theta(o: &Map<String, Value>, at: &str, default: f64) -> Result<f64> {
+    if let Some(params) = obj(o, "rope_parameters")? {
+        let field = format!("{at}.rope_parameters");
+        let kind = params
+            .get("rope_type")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        if kind != "default" {
+            return Err(EngineError::UnsupportedConfig {
+                field: format!("{field}.rope_type"),
+                value: format!("{kind:?}"),
+                hint: "only the default RoPE of DeepSeek-OCR-2 is implemented".into(),
+            });
+        }
+        return get_f64(
+            params,
+            "rope_theta",
+            &format!("{field}.rope_theta"),
+            Some(default),
+        );
+    }
+    get_f64(o, "rope_theta", &format!("{at}.rope_theta"), Some(default))
+}
+
+fn cfg_err(field: &str, reason: &str) -> EngineError {
+    EngineError::Config {
+        field: field.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+fn obj<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a Map<String, Value>>> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(other) => Err(cfg_err(key, &format!("expected an object, found {other}"))),
+    }
+}
+
+fn opt_usize(o: &Map<String, Value>, key: &str, field: &str) -> Result<Option<usize>> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
+            cfg_err(
+                field,
+                &format!("expected a non-negative integer, found {v}"),
+            )
+        }),
+    }
+}
+
+fn get_usize(
+    o: &Map<String, Value>,
+    key: &str,
+    field: &str,
+    default: Option<usize>,
+) -> Result<usize> {
+    opt_usize(o, key, field)?
+        .or(default)
+        .ok_or_else(|| cfg_err(field, "is required"))
+}
+
+fn get_u32(o: &Map<String, Value>, key: &str, field: &str, default: Option<u32>) -> Result<u32> {
+    let n = get_usize(o, key, field, default.map(|d| d as usize))?;
+    u32::try_from(n).map_err(|_| cfg_err(field, &format!("{n} does not fit a token id")))
+}
+
+/// A token id field that may also be a list (transformers allows several EOS ids); the first one is used.
+fn first_id(o: &Map<String, Value>, key: &str, field: &str, default: u32) -> Result<u32> {
+    match o.get(key) {
+        Some(Value::Array(items)) => items
+            .first()
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| cfg_err(field, "expected a non-empty list of token ids")),
+        _ => get_u32(o, key, field, Some(default)),
+    }
+}
+
+fn get_f64(o: &Map<String, Value>, key: &str, field: &str, default: Option<f64>) -> Result<f64> {
+    match o.get(key) {
+        None | Some(Value::Null) => default.ok_or_else(|| cfg_err(field, "is required")),
+        Some(v) => v
+            .as_f64()
+            .ok_or_else(|| cfg_err(field, &format!("expected a number, found {v}"))),
+    }
+}
+
+fn get_bool(o: &Map<String, Value>, key: &str, field: &str, default: Option<bool>) -> Result<bool> {
+    match o.get(key) {
+        None | Some(Value::Null) => default.ok_or_else(|| cfg_err(field, "is required")),
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| cfg_err(field, &format!("expected true or false, found {v}"))),
+    }
+}
+
+fn get_usize_list(o: &Map<String, Value>, key: &str, field: &str) -> Result<Vec<usize>> {
+    let items = o
+        .get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| cfg_err(field, "expected a list of integers"))?;
+    items
+        .iter()
+        .map(|v| {
+            v.as_u64()
+                .map(|n| n as usize)
+                .ok_or_else(|| cfg_err(field, &format!("{v} is not an integer")))
+        })
+        .collect()
+}
+
+/// Fields whose other values would need code this engine does not have: refuse them instead of guessing.
+fn expect_str(o: &Map<String, Value>, key: &str, field: &str, want: &str) -> Result<()> {
+    match o.get(key).and_then(Value::as_str) {
+        Some(v) if v != want => Err(EngineError::UnsupportedConfig {
+            field: field.into(),
+            value: format!("{v:?}"),
+            hint: format!("only {want:?} is implemented"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn expect_bool(o: &Map<String, Value>, key: &str, field: &str, want: bool) -> Result<()> {
+    match o.get(key).and_then(Value::as_bool) {
+        Some(v) if v != want => Err(EngineError::UnsupportedConfig {
+            field: field.into(),
+            value: v.to_string(),
+            hint: format!("only {want} is implemented"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn expect_usize(o: &Map<String, Value>, key: &str, field: &str, want: usize) -> Result<()> {
+    match o.get(key).and_then(Value::as_u64) {
+        Some(v) if v as usize != want => Err(EngineError::UnsupportedConfig {
+            field: field.into(),
+            value: v.to_string(),
+            hint: format!("only {want} is implemented"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped official config (spec §1.1), LM fields at the top level, no rope/eps fields.
+    fn shipped_official() -> Value {
+        serde_json::json!({
+            "model_type": "deepseek_vl_v2",
+            "projector_config": {"input_dim": 896, "n_embed": 1280, "projector_type": "linear"},
+            "vision_config": {"image_size": 1024, "mlp_ratio": 3.7362},
+            "bos_token_id": 0, "eos_token_id": 1, "first_k_dense_replace": 1, "hidden_size": 1280,
+            "intermediate_size": 6848, "kv_lora_rank": null, "lm_head": true, "max_position_embeddings": 8192,
+            "moe_intermediate_size": 896, "n_group": 1, "n_routed_experts": 64, "n_shared_experts": 2,
+            "num_attention_heads": 10, "num_experts_per_tok": 6, "num_hidden_layers": 12,
+            "num_key_value_heads": 10, "q_lora_rank": null, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0,
+            "rm_head": false, "topk_group": 1, "topk_method": "greedy", "use_mla": false, "v_head_dim": 0,
+            "vocab_size": 129280
+        })
+    }
+
+    #[test]
+    fn official_config_uses_spec_dimensions() {
+        let c = ModelConfig::from_json(&shipped_official()).unwrap();
+        assert_eq!(c.layout, ConfigLayout::Official);
+        assert_eq!(c.image_token_id, 128815);
+        assert_eq!(
+            (c.sam.hidden_size, c.sam.num_layers, c.sam.mlp_dim),
+            (768, 12, 3072)
+        );
+        assert_eq!(c.sam.downsample_channels, [512, 896]);
+        assert_eq!(
+            (
+                c.encoder.hidden_size,
+                c.encoder.num_kv_heads,
+                c.encoder.rope_theta
+            ),
+            (896, 2, 1e6)
+        );
+        assert_eq!(c.text.head_dim(), 128);
+        assert_eq!(c.text.rope_theta, 10000.0);
+        assert_eq!(c.text.sparse_layers.iter().filter(|&&s| s).count(), 11);
+        assert!(!c.text.sparse_layers[0]);
+        assert_eq!((c.text.bos_token_id, c.text.eos_token_id), (0, 1));
+    }
+
+    #[test]
+    fn mla_checkpoints_are_refused_by_name() {
+        let mut v = shipped_official();
+        v["use_mla"] = Value::Bool(true);
+        let err = ModelConfig::from_json(&v).unwrap_err().to_string();
+        assert!(err.contains("use_mla"), "{err}");
+    }
+}

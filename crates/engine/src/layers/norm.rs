@@ -1,0 +1,40 @@
+//! Normalisations in the reference's precision order.
+
+use candle_core::{DType, Module, Tensor, D};
+
+use crate::error::Result;
+use crate::weights::Weights;
+
+/// Qwen2 / DeepSeek RMSNorm: normalise in f32, cast back to the activation dtype, *then* scale by the weight
+/// (the order matters in bf16: candle's fused kernel would scale before the cast).
+#[derive(Debug, Clone)]
+pub struct RmsNorm {
+    weight: Tensor,
+    eps: f64,
+}
+
+impl RmsNorm {
+    pub fn load(w: &Weights, name: &str, dim: usize, eps: f64) -> Result<Self> {
+        Ok(Self {
+            weight: w.get(&format!("{name}.weight"), &[dim])?,
+            eps,
+        })
+    }
+}
+
+impl Module for RmsNorm {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let dtype = x.dtype();
+        let xf = x.to_dtype(DType::F32)?;
+        let variance = xf.sqr()?.mean_keepdim(D::Minus1)?;
+        let normed = xf.broadcast_mul(&(variance + self.eps)?.sqrt()?.recip()?)?;
+        normed.to_dtype(dtype)?.broadcast_mul(&self.weight)
+    }
+}
+
+/// `nn.LayerNorm(dim, eps)` over the last dim, with weight and bias.
+pub fn layer_norm(w: &Weights, name: &str, dim: usize, eps: f64) -> Result<candle_nn::LayerNorm> {
+    let weight = w.get(&format!("{name}.weight"), &[dim])?;
+    let bias = w.get(&format!("{name}.bias"), &[dim])?;
+    Ok(candle_nn::LayerNorm::new(weight, bias, eps))
+}

@@ -1,0 +1,165 @@
+//! Decoder layers and the whole LM: embeddings, layers, final norm, separate lm_head (spec §1.5).
+
+use candle_core::{DType, Module, Tensor};
+use candle_nn::{Embedding, Linear};
+
+use super::attention::TextAttention;
+use super::kv_cache::SequenceCache;
+use super::moe::Moe;
+use crate::config::TextConfig;
+use crate::error::{EngineError, Result};
+use crate::layers::linear;
+use crate::layers::mlp::SwiGlu;
+use crate::layers::norm::RmsNorm;
+use crate::layers::rope::Rotary;
+use crate::weights::Weights;
+
+const PREFIX: &str = "language_model";
+
+#[derive(Debug, Clone)]
+enum FeedForward {
+    Dense(SwiGlu),
+    Sparse(Moe),
+}
+
+#[derive(Debug, Clone)]
+struct DecoderLayer {
+    input_norm: RmsNorm,
+    attn: TextAttention,
+    post_norm: RmsNorm,
+    ffn: FeedForward,
+}
+
+impl DecoderLayer {
+    fn load(w: &Weights, i: usize, cfg: &TextConfig) -> Result<Self> {
+        let p = format!("{PREFIX}.layers.{i}");
+        let h = cfg.hidden_size;
+        let ffn = if cfg.sparse_layers[i] {
+            FeedForward::Sparse(Moe::load(w, &format!("{p}.mlp"), cfg)?)
+        } else {
+            FeedForward::Dense(SwiGlu::load(
+                w,
+                &format!("{p}.mlp"),
+                h,
+                cfg.intermediate_size,
+            )?)
+        };
+        Ok(Self {
+            input_norm: RmsNorm::load(w, &format!("{p}.input_layernorm"), h, cfg.rms_norm_eps)?,
+            attn: TextAttention::load(w, &format!("{p}.self_attn"), i, cfg)?,
+            post_norm: RmsNorm::load(
+                w,
+                &format!("{p}.post_attention_layernorm"),
+                h,
+                cfg.rms_norm_eps,
+            )?,
+            ffn,
+        })
+    }
+
+    fn forward(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        caches: &mut [&mut SequenceCache],
+    ) -> Result<Tensor> {
+        let x = (x + self
+            .attn
+            .forward(&self.input_norm.forward(x)?, cos, sin, caches)?)?;
+        let normed = self.post_norm.forward(&x)?;
+        let ffn = match &self.ffn {
+            FeedForward::Dense(mlp) => mlp.forward(&normed)?,
+            FeedForward::Sparse(moe) => {
+                let (b, t, h) = normed.dims3()?;
+                moe.forward(&normed.reshape((b * t, h))?)?
+                    .reshape((b, t, h))?
+            }
+        };
+        Ok((x + ffn)?)
+    }
+}
+
+/// The language model.
+#[derive(Debug, Clone)]
+pub struct TextModel {
+    cfg: TextConfig,
+    embed_tokens: Embedding,
+    layers: Vec<DecoderLayer>,
+    norm: RmsNorm,
+    lm_head: Linear,
+    rotary: Rotary,
+}
+
+impl TextModel {
+    pub fn load(w: &Weights, cfg: &TextConfig) -> Result<Self> {
+        let (v, h) = (cfg.vocab_size, cfg.hidden_size);
+        let embeddings = w.get(&format!("{PREFIX}.embed_tokens.weight"), &[v, h])?;
+        Ok(Self {
+            embed_tokens: Embedding::new(embeddings, h),
+            layers: (0..cfg.num_layers)
+                .map(|i| DecoderLayer::load(w, i, cfg))
+                .collect::<Result<_>>()?,
+            norm: RmsNorm::load(w, &format!("{PREFIX}.norm"), h, cfg.rms_norm_eps)?,
+            lm_head: linear(w, "lm_head", h, v, false)?,
+            rotary: Rotary::new(cfg.rope_theta, cfg.head_dim(), w.device(), w.dtype()),
+            cfg: cfg.clone(),
+        })
+    }
+
+    pub fn config(&self) -> &TextConfig {
+        &self.cfg
+    }
+
+    /// Token embeddings (T, H) for `ids`.
+    pub fn embed(&self, ids: &[u32]) -> Result<Tensor> {
+        if let Some(&bad) = ids.iter().find(|&&id| id as usize >= self.cfg.vocab_size) {
+            return Err(EngineError::Input(format!(
+                "token id {bad} is outside the model's vocabulary of {}",
+                self.cfg.vocab_size
+            )));
+        }
+        let ids = Tensor::new(ids, self.embed_tokens.embeddings().device())?;
+        Ok(self.embed_tokens.forward(&ids)?)
+    }
+
+    /// Run `x` (B, T, H) — row b continuing sequence `caches[b]` — through every layer and the final norm.
+    /// Returns the normed hidden states (B, T, H); the caches grow by T.
+    pub fn forward_hidden(&self, x: &Tensor, caches: &mut [&mut SequenceCache]) -> Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        if caches.len() != b {
+            return Err(EngineError::Input(format!(
+                "{b} sequences but {} caches",
+                caches.len()
+            )));
+        }
+        let positions: Vec<Vec<usize>> = caches
+            .iter()
+            .map(|c| (c.len()..c.len() + t).collect())
+            .collect();
+        if let Some(max) = positions.iter().filter_map(|p| p.last()).max() {
+            if *max >= self.cfg.max_position_embeddings {
+                return Err(EngineError::Input(format!(
+                    "position {max} exceeds max_position_embeddings {}",
+                    self.cfg.max_position_embeddings
+                )));
+            }
+        }
+        let (cos, sin) = self.rotary.cos_sin(&positions)?;
+        let mut x = x.clone();
+        for layer in &self.layers {
+            x = layer.forward(&x, &cos, &sin, caches)?;
+        }
+        Ok(self.norm.forward(&x)?)
+    }
+
+    /// lm_head on hidden states, logits in f32.
+    pub fn logits(&self, hidden: &Tensor) -> Result<Tensor> {
+        Ok(self.lm_head.forward(hidden)?.to_dtype(DType::F32)?)
+    }
+
+    /// A cache for one sequence with room for `capacity` positions before it grows.
+    pub fn new_cache(&self, capacity: usize) -> SequenceCache {
+        SequenceCache::new(self.cfg.num_layers, capacity)
+    }
+}

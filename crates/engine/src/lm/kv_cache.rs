@@ -1,0 +1,124 @@
+//! Per-sequence key/value cache that is written in place: the buffer is preallocated with a capacity and grown
+//! by doubling, so a decode step copies only the new key/value, never the whole cache.
+
+use candle_core::Tensor;
+
+use crate::error::{EngineError, Result};
+
+/// Keys and values of one layer for one sequence, shaped (1, kv_heads, capacity, head_dim).
+#[derive(Debug, Clone, Default)]
+pub struct KvCache {
+    k: Option<Tensor>,
+    v: Option<Tensor>,
+    len: usize,
+    capacity_hint: usize,
+}
+
+impl KvCache {
+    pub fn with_capacity(capacity_hint: usize) -> Self {
+        Self {
+            capacity_hint,
+            ..Self::default()
+        }
+    }
+
+    /// Number of positions stored.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Append `k`, `v` (1, kv_heads, T, head_dim) and return views of everything stored so far.
+    pub fn append(&mut self, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
+        let t = k.dim(2)?;
+        let capacity = self.k.as_ref().map_or(0, |k| k.dims()[2]);
+        if self.len + t > capacity {
+            let new_capacity = (self.len + t).max(2 * capacity).max(self.capacity_hint);
+            self.k = Some(grow(self.k.as_ref(), k, self.len, new_capacity)?);
+            self.v = Some(grow(self.v.as_ref(), v, self.len, new_capacity)?);
+        }
+        // Both buffers exist here: they were allocated above whenever the capacity was short.
+        let (Some(kbuf), Some(vbuf)) = (&self.k, &self.v) else {
+            return Err(EngineError::Input(
+                "key/value cache without a buffer".into(),
+            ));
+        };
+        kbuf.slice_set(&k.contiguous()?, 2, self.len)?;
+        vbuf.slice_set(&v.contiguous()?, 2, self.len)?;
+        self.len += t;
+        Ok((kbuf.narrow(2, 0, self.len)?, vbuf.narrow(2, 0, self.len)?))
+    }
+}
+
+/// A fresh zeroed buffer of `capacity` positions holding the first `len` positions of `old`.
+fn grow(old: Option<&Tensor>, like: &Tensor, len: usize, capacity: usize) -> Result<Tensor> {
+    let (b, heads, _, d) = like.dims4()?;
+    let buf = Tensor::zeros((b, heads, capacity, d), like.dtype(), like.device())?;
+    if let Some(old) = old {
+        if len > 0 {
+            buf.slice_set(&old.narrow(2, 0, len)?.contiguous()?, 2, 0)?;
+        }
+    }
+    Ok(buf)
+}
+
+/// All layers' caches of one sequence (one page).
+#[derive(Debug, Clone)]
+pub struct SequenceCache {
+    pub layers: Vec<KvCache>,
+}
+
+impl SequenceCache {
+    pub fn new(num_layers: usize, capacity_hint: usize) -> Self {
+        Self {
+            layers: (0..num_layers)
+                .map(|_| KvCache::with_capacity(capacity_hint))
+                .collect(),
+        }
+    }
+
+    /// Positions already processed (the position id of the next token).
+    pub fn len(&self) -> usize {
+        self.layers.first().map_or(0, KvCache::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{DType, Device};
+
+    #[test]
+    fn appends_past_the_capacity_keep_every_position() {
+        let dev = Device::Cpu;
+        let mut cache = KvCache::with_capacity(2);
+        let mut all = Vec::new();
+        for step in 0..5 {
+            let k = Tensor::full(step as f32, (1, 2, 1, 3), &dev).unwrap();
+            all.push(step as f32);
+            let (ks, vs) = cache.append(&k, &k).unwrap();
+            assert_eq!(ks.dims(), &[1, 2, step + 1, 3]);
+            let got: Vec<f32> = ks
+                .get(0)
+                .unwrap()
+                .get(1)
+                .unwrap()
+                .to_dtype(DType::F32)
+                .unwrap()
+                .to_vec2::<f32>()
+                .unwrap()
+                .into_iter()
+                .map(|r| r[0])
+                .collect();
+            assert_eq!(got, all);
+            assert_eq!(vs.dims(), ks.dims());
+        }
+    }
+}

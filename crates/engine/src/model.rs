@@ -1,0 +1,172 @@
+//! The whole DeepSeek-OCR-2 model: loading, image features, prompt embeddings, prompt logits.
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+
+use crate::config::ModelConfig;
+use crate::error::{EngineError, Result};
+use crate::lm::{SequenceCache, TextModel};
+use crate::vision::{VisionTower, TILE_SIZE};
+use crate::weights::{WeightLayout, Weights};
+
+/// One image's preprocessed views, as the preprocessing produces them (normalised f32, CHW, flat).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageImage {
+    /// 3 × `base_size` × `base_size`.
+    pub global: Vec<f32>,
+    /// `num_tiles` × 3 × `tile_size` × `tile_size`, row-major crop order; empty when there are no tiles.
+    pub tiles: Vec<f32>,
+    pub num_tiles: usize,
+    pub base_size: usize,
+    pub tile_size: usize,
+}
+
+impl PageImage {
+    /// `<image>` placeholders this image fills: 256 for the global view, 144 per tile, 1 separator (at the real
+    /// geometry; computed from the patch grid for any config).
+    pub fn image_tokens(&self, cfg: &ModelConfig) -> usize {
+        let per_view = |size: usize| {
+            let side = size / cfg.sam.patch_size / 4;
+            side * side
+        };
+        per_view(self.base_size) + self.num_tiles * per_view(self.tile_size) + 1
+    }
+}
+
+/// A loaded model on one device in one dtype.
+#[derive(Debug, Clone)]
+pub struct Model {
+    config: ModelConfig,
+    vision: VisionTower,
+    text: TextModel,
+    device: Device,
+    dtype: DType,
+}
+
+impl Model {
+    /// Load `dir` (config.json + safetensors, official or transformers-native names) onto `device` in `dtype`.
+    /// Every tensor the config implies must be present with its shape, and no other tensor may be.
+    pub fn load(dir: &Path, device: &Device, dtype: DType) -> Result<Self> {
+        let config = ModelConfig::from_dir(dir)?;
+        let weights = Weights::open(dir, device, dtype)?;
+        let model = Self::from_weights(config, &weights)?;
+        weights.finish()?;
+        tracing::info!(dir = %dir.display(), layout = ?weights.layout(), ?dtype, "model loaded");
+        Ok(model)
+    }
+
+    fn from_weights(config: ModelConfig, w: &Weights) -> Result<Self> {
+        let vision = VisionTower::load(w, &config)?;
+        let text = TextModel::load(w, &config.text)?;
+        Ok(Self {
+            config,
+            vision,
+            text,
+            device: w.device().clone(),
+            dtype: w.dtype(),
+        })
+    }
+
+    /// The checkpoint layout of a model directory, without loading it.
+    pub fn weight_layout(dir: &Path) -> Result<WeightLayout> {
+        Ok(Weights::open(dir, &Device::Cpu, DType::F32)?.layout())
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    pub fn vision(&self) -> &VisionTower {
+        &self.vision
+    }
+    pub fn text(&self) -> &TextModel {
+        &self.text
+    }
+
+    /// A (B, 3, S, S) tensor in the model dtype on the model device from flat normalised pixels.
+    pub fn views_tensor(&self, pixels: &[f32], count: usize, size: usize) -> Result<Tensor> {
+        if pixels.len() != count * 3 * size * size {
+            return Err(EngineError::Input(format!(
+                "{} pixel values for {count} view(s) of 3×{size}×{size}",
+                pixels.len()
+            )));
+        }
+        Ok(
+            Tensor::from_slice(pixels, (count, 3, size, size), &self.device)?
+                .to_dtype(self.dtype)?,
+        )
+    }
+
+    /// The embeddings one image contributes to the prompt: (tiles·144 + 256 + 1, hidden) at the real geometry.
+    pub fn image_features(&self, image: &PageImage) -> Result<Tensor> {
+        if image.num_tiles > 0 && image.tile_size != TILE_SIZE {
+            return Err(EngineError::Input(format!(
+                "tiles of {0}×{0} pixels; DeepSeek-OCR-2 tiles are {TILE_SIZE}×{TILE_SIZE}",
+                image.tile_size
+            )));
+        }
+        let global = self.views_tensor(&image.global, 1, image.base_size)?;
+        let tiles = if image.num_tiles > 0 {
+            Some(self.views_tensor(&image.tiles, image.num_tiles, image.tile_size)?)
+        } else {
+            None
+        };
+        self.vision.image_embeddings(&global, tiles.as_ref())
+    }
+
+    /// Prompt embeddings (L, hidden): token embeddings with the `<image>` positions replaced, in order, by the
+    /// rows of `image` (spec §3, "written sequentially").
+    pub fn input_embeddings(&self, ids: &[u32], image: Option<&Tensor>) -> Result<Tensor> {
+        let tokens = self.text.embed(ids)?;
+        let image_token = self.config.image_token_id;
+        let placeholders = ids.iter().filter(|&&id| id == image_token).count();
+        let rows = image.map_or(Ok(0), |t| t.dim(0))?;
+        if placeholders != rows {
+            return Err(EngineError::Input(format!(
+                "the prompt has {placeholders} <image> tokens (id {image_token}) but the image gives {rows} embeddings"
+            )));
+        }
+        let Some(image) = image else {
+            return Ok(tokens);
+        };
+        // One gather over [tokens; image]: position p takes its own row, or the next image row.
+        let len = ids.len();
+        let mut next = 0u32;
+        let index: Vec<u32> = ids
+            .iter()
+            .enumerate()
+            .map(|(p, &id)| {
+                if id == image_token {
+                    next += 1;
+                    len as u32 + next - 1
+                } else {
+                    p as u32
+                }
+            })
+            .collect();
+        let all = Tensor::cat(&[&tokens, &image.to_dtype(tokens.dtype())?], 0)?;
+        Ok(all.index_select(&Tensor::new(index.as_slice(), &self.device)?, 0)?)
+    }
+
+    /// Run a prompt's embeddings (L, hidden) through the LM into a fresh cache; returns the final hidden states
+    /// (L, hidden) and the cache, ready for decoding.
+    pub fn prefill(&self, embeds: &Tensor, capacity: usize) -> Result<(Tensor, SequenceCache)> {
+        let mut cache = self.text.new_cache(capacity.max(embeds.dim(0)?));
+        let hidden = self
+            .text
+            .forward_hidden(&embeds.unsqueeze(0)?, &mut [&mut cache])?;
+        Ok((hidden.squeeze(0)?, cache))
+    }
+
+    /// Logits (L, vocab) in f32 at every prompt position.
+    pub fn prompt_logits(&self, embeds: &Tensor) -> Result<Tensor> {
+        let (hidden, _) = self.prefill(embeds, embeds.dim(0)?)?;
+        self.text.logits(&hidden)
+    }
+}

@@ -1,0 +1,207 @@
+//! "DeepEncoder V2": a Qwen2-shaped transformer run over `[N image tokens ‖ N learned queries]` under the
+//! causal-flow mask; only the query outputs are kept (spec §1.3, §7.5–7.6).
+
+use candle_core::{DType, Device, Module, Tensor};
+use candle_nn::Linear;
+
+use crate::config::EncoderConfig;
+use crate::error::{EngineError, Result};
+use crate::layers::mlp::SwiGlu;
+use crate::layers::norm::RmsNorm;
+use crate::layers::rope::Rotary;
+use crate::layers::{linear, repeat_kv, softmax_f32};
+use crate::weights::Weights;
+
+const PREFIX: &str = "vision_tower.vision_encoder";
+/// Query tables: 12×12 for 768² tiles, 16×16 for the 1024² global view.
+const QUERIES_768: usize = 144;
+const QUERIES_1024: usize = 256;
+
+#[derive(Debug, Clone)]
+struct EncoderLayer {
+    input_norm: RmsNorm,
+    q_proj: Linear,
+    k_proj: Linear,
+    v_proj: Linear,
+    o_proj: Linear,
+    post_norm: RmsNorm,
+    mlp: SwiGlu,
+}
+
+impl EncoderLayer {
+    fn load(w: &Weights, i: usize, cfg: &EncoderConfig) -> Result<Self> {
+        let p = format!("{PREFIX}.layers.{i}");
+        let (h, hd) = (cfg.hidden_size, cfg.head_dim());
+        Ok(Self {
+            input_norm: RmsNorm::load(w, &format!("{p}.input_layernorm"), h, cfg.rms_norm_eps)?,
+            q_proj: linear(
+                w,
+                &format!("{p}.self_attn.q_proj"),
+                h,
+                cfg.num_heads * hd,
+                true,
+            )?,
+            k_proj: linear(
+                w,
+                &format!("{p}.self_attn.k_proj"),
+                h,
+                cfg.num_kv_heads * hd,
+                true,
+            )?,
+            v_proj: linear(
+                w,
+                &format!("{p}.self_attn.v_proj"),
+                h,
+                cfg.num_kv_heads * hd,
+                true,
+            )?,
+            o_proj: linear(
+                w,
+                &format!("{p}.self_attn.o_proj"),
+                cfg.num_heads * hd,
+                h,
+                false,
+            )?,
+            post_norm: RmsNorm::load(
+                w,
+                &format!("{p}.post_attention_layernorm"),
+                h,
+                cfg.rms_norm_eps,
+            )?,
+            mlp: SwiGlu::load(w, &format!("{p}.mlp"), h, cfg.intermediate_size)?,
+        })
+    }
+
+    fn forward(
+        &self,
+        x: &Tensor,
+        cfg: &EncoderConfig,
+        cos: &Tensor,
+        sin: &Tensor,
+        mask: &Tensor,
+    ) -> Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        let hd = cfg.head_dim();
+        let normed = self.input_norm.forward(x)?;
+        let heads = |proj: &Linear, n: usize| -> Result<Tensor> {
+            Ok(proj
+                .forward(&normed)?
+                .reshape((b, t, n, hd))?
+                .transpose(1, 2)?
+                .contiguous()?)
+        };
+        let q = Rotary::apply(&heads(&self.q_proj, cfg.num_heads)?, cos, sin)?;
+        let k = Rotary::apply(&heads(&self.k_proj, cfg.num_kv_heads)?, cos, sin)?;
+        let v = heads(&self.v_proj, cfg.num_kv_heads)?;
+        let n_rep = cfg.num_heads / cfg.num_kv_heads;
+        let (k, v) = (repeat_kv(k, n_rep)?, repeat_kv(v, n_rep)?);
+        let scores = (q.matmul(&k.t()?)? * (hd as f64).powf(-0.5))?.broadcast_add(mask)?;
+        let attn = softmax_f32(&scores)?.matmul(&v)?;
+        let attn = attn.transpose(1, 2)?.reshape((b, t, cfg.num_heads * hd))?;
+        let x = (x + self.o_proj.forward(&attn)?)?;
+        let mlp = self.mlp.forward(&self.post_norm.forward(&x)?)?;
+        Ok((x + mlp)?)
+    }
+}
+
+/// The encoder with its two learned query tables.
+#[derive(Debug, Clone)]
+pub struct VisionEncoder {
+    cfg: EncoderConfig,
+    layers: Vec<EncoderLayer>,
+    norm: RmsNorm,
+    query_768: Tensor,
+    query_1024: Tensor,
+    rotary: Rotary,
+}
+
+impl VisionEncoder {
+    pub fn load(w: &Weights, cfg: &EncoderConfig) -> Result<Self> {
+        let h = cfg.hidden_size;
+        Ok(Self {
+            layers: (0..cfg.num_layers)
+                .map(|i| EncoderLayer::load(w, i, cfg))
+                .collect::<Result<_>>()?,
+            norm: RmsNorm::load(w, &format!("{PREFIX}.norm"), h, cfg.rms_norm_eps)?,
+            query_768: w.get(
+                "vision_tower.query_768_resolution.weight",
+                &[QUERIES_768, h],
+            )?,
+            query_1024: w.get(
+                "vision_tower.query_1024_resolution.weight",
+                &[QUERIES_1024, h],
+            )?,
+            rotary: Rotary::new(cfg.rope_theta, cfg.head_dim(), w.device(), w.dtype()),
+            cfg: cfg.clone(),
+        })
+    }
+
+    /// SAM features (B, D, h, w) → query outputs (B, N, D), N = h·w, after the final RMSNorm.
+    pub fn forward(&self, features: &Tensor) -> Result<Tensor> {
+        let (b, d, h, w) = features.dims4()?;
+        let n = h * w;
+        // As transformers does: up to 144 image tokens use the 768² table, more use the 1024² one.
+        let queries = match n {
+            QUERIES_768 => &self.query_768,
+            QUERIES_1024 => &self.query_1024,
+            _ => {
+                return Err(EngineError::Input(format!(
+                    "a view gave {n} vision tokens; DeepSeek-OCR-2 has learned queries only for 144 (768² tile) \
+                     and 256 (1024² global view)"
+                )))
+            }
+        };
+        // Image tokens in raster order (row-major over h then w), then the queries.
+        let tokens = features.flatten_from(2)?.transpose(1, 2)?;
+        let queries = queries.unsqueeze(0)?.expand((b, n, d))?;
+        let mut x = Tensor::cat(&[&tokens, &queries], 1)?.contiguous()?;
+        // RoPE positions are plain 0..2N−1 over the concatenation, although image attention is bidirectional.
+        let positions: Vec<usize> = (0..2 * n).collect();
+        // Every view shares the positions: 2-D cos/sin broadcast over the batch.
+        let (cos, sin) = self.rotary.cos_sin(&[positions])?;
+        let (cos, sin) = (cos.squeeze(0)?, sin.squeeze(0)?);
+        let mask = causal_flow_mask(n, x.device(), x.dtype())?;
+        for layer in &self.layers {
+            x = layer.forward(&x, &self.cfg, &cos, &sin, &mask)?;
+        }
+        let x = self.norm.forward(&x)?;
+        Ok(x.narrow(1, n, n)?.contiguous()?)
+    }
+}
+
+/// Additive (2N, 2N) mask: image tokens see all image tokens and no query; query j sees all image tokens and
+/// queries 0..=j (spec §7.5). Not the LM's causal mask.
+pub fn causal_flow_mask(n: usize, device: &Device, dtype: DType) -> Result<Tensor> {
+    let t = 2 * n;
+    let mut m = vec![0f32; t * t];
+    for i in 0..t {
+        for j in 0..t {
+            let allowed = j < n || (i >= n && j <= i);
+            if !allowed {
+                m[i * t + j] = f32::NEG_INFINITY;
+            }
+        }
+    }
+    Ok(Tensor::from_vec(m, (t, t), device)?.to_dtype(dtype)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_tokens_do_not_see_queries_and_queries_are_causal() {
+        let m = causal_flow_mask(3, &Device::Cpu, DType::F32)
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
+        let open = |i: usize, j: usize| m[i][j] == 0.0;
+        assert!(open(0, 2) && open(2, 0), "image tokens are bidirectional");
+        assert!(!open(0, 3) && !open(2, 5), "image tokens never see queries");
+        assert!(open(3, 0) && open(5, 2), "queries see every image token");
+        assert!(
+            open(4, 3) && open(4, 4) && !open(4, 5),
+            "queries are causal among themselves"
+        );
+    }
+}

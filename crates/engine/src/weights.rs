@@ -1,0 +1,375 @@
+//! Checkpoint tensors: memory-mapped safetensors (one file or sharded), in either name layout, mapped onto one
+//! internal layout.
+//!
+//! The internal names are the transformers-native ones without the leading `model.` (`vision_tower.…`,
+//! `multi_modal_projector.…`, `language_model.…`, `view_separator`, `lm_head.weight`), with the routed experts of a
+//! layer stacked as `mlp.experts.gate_up_proj` (E, 2·I, H) and `mlp.experts.down_proj` (E, H, I). An official
+//! checkpoint (`model.sam_model.…`, per-expert tensors) is renamed and stacked at load (spec §2).
+//!
+//! Every tensor keeps the dtype it was stored in until it is fetched, then it is converted to the requested one.
+//! Each fetched name is recorded, so that [`Weights::finish`] can refuse tensors the config did not ask for.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use candle_core::safetensors::MmapedSafetensors;
+use candle_core::{DType, Device, Tensor};
+
+use crate::error::{EngineError, Result};
+
+/// Which tensor names the checkpoint uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightLayout {
+    /// `model.sam_model.*`, `model.qwen2_model.model.model.*`, per-expert `experts.E.*` (DeepSeek's checkpoint).
+    Official,
+    /// transformers' `DeepseekOcr2ForConditionalGeneration` names; `prefix` is `"model."` or `""`.
+    Native { prefixed: bool },
+}
+
+/// The tensors of one checkpoint directory.
+pub struct Weights {
+    dir: PathBuf,
+    st: MmapedSafetensors,
+    /// Stored name → shape, for shape checks and the unused-tensor report.
+    shapes: HashMap<String, Vec<usize>>,
+    layout: WeightLayout,
+    device: Device,
+    dtype: DType,
+    used: RefCell<BTreeSet<String>>,
+}
+
+impl Weights {
+    /// Map the safetensors of `dir`: `model.safetensors.index.json` with its shards, else `model.safetensors`,
+    /// else the only `*.safetensors` file present.
+    pub fn open(dir: &Path, device: &Device, dtype: DType) -> Result<Self> {
+        let files = weight_files(dir)?;
+        // SAFETY: the files are mapped read-only; the model directory must not be modified while the model is
+        // loaded, as for every memory-mapped checkpoint loader (candle, safetensors, transformers).
+        let st = unsafe { MmapedSafetensors::multi(&files) }?;
+        let shapes: HashMap<String, Vec<usize>> = st
+            .tensors()
+            .into_iter()
+            .map(|(name, view)| (name, view.shape().to_vec()))
+            .collect();
+        let layout = if shapes.contains_key("model.sam_model.pos_embed") {
+            WeightLayout::Official
+        } else if shapes.contains_key("model.vision_tower.sam_encoder.pos_embed") {
+            WeightLayout::Native { prefixed: true }
+        } else if shapes.contains_key("vision_tower.sam_encoder.pos_embed") {
+            WeightLayout::Native { prefixed: false }
+        } else {
+            return Err(EngineError::UnknownLayout {
+                dir: dir.to_path_buf(),
+            });
+        };
+        tracing::debug!(
+            ?layout,
+            tensors = shapes.len(),
+            files = files.len(),
+            "opened checkpoint"
+        );
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            st,
+            shapes,
+            layout,
+            device: device.clone(),
+            dtype,
+            used: RefCell::new(BTreeSet::new()),
+        })
+    }
+
+    pub fn layout(&self) -> WeightLayout {
+        self.layout
+    }
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The tensor with this internal name, checked against `shape`, in the model dtype on the model device.
+    pub fn get(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        self.get_as(name, shape, self.dtype)
+    }
+
+    /// Like [`Weights::get`] but in f32 on the CPU: for tensors that are resampled at load in f32, as the
+    /// reference does, before being cast.
+    pub fn get_f32_cpu(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        let stored = self.stored_name(name);
+        self.load_stored(&stored, shape)?
+            .to_dtype(DType::F32)
+            .map_err(Into::into)
+    }
+
+    /// The tensor converted to `dtype` (e.g. f32 for the router, which the reference runs in f32).
+    pub fn get_as(&self, name: &str, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        if let Some(stacked) = self.stacked_experts(name, shape)? {
+            return Ok(stacked.to_dtype(dtype)?.to_device(&self.device)?);
+        }
+        let stored = self.stored_name(name);
+        let t = self.load_stored(&stored, shape)?;
+        Ok(t.to_dtype(dtype)?.to_device(&self.device)?)
+    }
+
+    /// After the model took every tensor it needs: any tensor left over means the config and the checkpoint do
+    /// not describe the same model.
+    pub fn finish(&self) -> Result<()> {
+        let used = self.used.borrow();
+        let mut extra: Vec<String> = self
+            .shapes
+            .keys()
+            .filter(|k| !used.contains(*k))
+            .cloned()
+            .collect();
+        if extra.is_empty() {
+            return Ok(());
+        }
+        extra.sort();
+        Err(EngineError::UnexpectedTensors {
+            count: extra.len(),
+            first: extra[0].clone(),
+            names: extra,
+        })
+    }
+
+    fn load_stored(&self, stored: &str, shape: &[usize]) -> Result<Tensor> {
+        let found = self
+            .shapes
+            .get(stored)
+            .ok_or_else(|| EngineError::MissingTensor {
+                name: stored.to_string(),
+                dir: self.dir.clone(),
+            })?;
+        if found.as_slice() != shape {
+            return Err(EngineError::TensorShape {
+                name: stored.to_string(),
+                expected: shape.to_vec(),
+                found: found.clone(),
+            });
+        }
+        // The safetensors view is converted from its stored dtype (bf16, f16, f32, …) into a CPU tensor; floats
+        // only, integer tensors have no place in this model.
+        let t = self.st.load(stored, &Device::Cpu)?;
+        if !t.dtype().is_float() {
+            return Err(EngineError::TensorDtype {
+                name: stored.to_string(),
+                dtype: format!("{:?}", t.dtype()),
+            });
+        }
+        self.used.borrow_mut().insert(stored.to_string());
+        Ok(t)
+    }
+
+    /// Internal name → stored name in this checkpoint's layout.
+    fn stored_name(&self, internal: &str) -> String {
+        match self.layout {
+            WeightLayout::Native { prefixed: true } if internal != "lm_head.weight" => {
+                format!("model.{internal}")
+            }
+            WeightLayout::Native { .. } => internal.to_string(),
+            WeightLayout::Official => official_name(internal),
+        }
+    }
+
+    /// The official checkpoint stores each routed expert separately: stack them into the internal layout.
+    fn stacked_experts(&self, name: &str, shape: &[usize]) -> Result<Option<Tensor>> {
+        if self.layout != WeightLayout::Official {
+            return Ok(None);
+        }
+        let (base, which) = if let Some(base) = name.strip_suffix("gate_up_proj") {
+            (base, true)
+        } else if let Some(base) = name.strip_suffix("down_proj") {
+            (base, false)
+        } else {
+            return Ok(None);
+        };
+        if !base.ends_with("mlp.experts.") {
+            return Ok(None);
+        }
+        let [n_experts, rows, cols] = *shape else {
+            return Ok(None);
+        };
+        let prefix = official_name(base);
+        let mut experts = Vec::with_capacity(n_experts);
+        for e in 0..n_experts {
+            let t = if which {
+                let half = rows / 2;
+                let gate =
+                    self.load_stored(&format!("{prefix}{e}.gate_proj.weight"), &[half, cols])?;
+                let up = self.load_stored(&format!("{prefix}{e}.up_proj.weight"), &[half, cols])?;
+                // The native stacking concatenates gate then up along the output rows.
+                Tensor::cat(&[gate.to_dtype(self.dtype)?, up.to_dtype(self.dtype)?], 0)?
+            } else {
+                self.load_stored(&format!("{prefix}{e}.down_proj.weight"), &[rows, cols])?
+                    .to_dtype(self.dtype)?
+            };
+            experts.push(t);
+        }
+        Ok(Some(Tensor::stack(&experts, 0)?))
+    }
+}
+
+/// Internal (native, unprefixed) name → official checkpoint name (spec §2, the inverse of transformers'
+/// `conversion_mapping.py["deepseek_ocr2"]`).
+fn official_name(internal: &str) -> String {
+    const RULES: &[(&str, &str)] = &[
+        (
+            "vision_tower.sam_encoder.patch_embed.projection.",
+            "model.sam_model.patch_embed.proj.",
+        ),
+        (
+            "vision_tower.sam_encoder.pos_embed",
+            "model.sam_model.pos_embed",
+        ),
+        (
+            "vision_tower.sam_encoder.neck.conv1.",
+            "model.sam_model.neck.0.",
+        ),
+        (
+            "vision_tower.sam_encoder.neck.layer_norm1.",
+            "model.sam_model.neck.1.",
+        ),
+        (
+            "vision_tower.sam_encoder.neck.conv2.",
+            "model.sam_model.neck.2.",
+        ),
+        (
+            "vision_tower.sam_encoder.neck.layer_norm2.",
+            "model.sam_model.neck.3.",
+        ),
+        (
+            "vision_tower.sam_encoder.proj.conv1.",
+            "model.sam_model.net_2.",
+        ),
+        (
+            "vision_tower.sam_encoder.proj.conv2.",
+            "model.sam_model.net_3.",
+        ),
+        (
+            "vision_tower.sam_encoder.layers.",
+            "model.sam_model.blocks.",
+        ),
+        (
+            "vision_tower.vision_encoder.",
+            "model.qwen2_model.model.model.",
+        ),
+        (
+            "vision_tower.query_768_resolution.",
+            "model.qwen2_model.query_768.",
+        ),
+        (
+            "vision_tower.query_1024_resolution.",
+            "model.qwen2_model.query_1024.",
+        ),
+        ("multi_modal_projector.", "model.projector.layers."),
+        ("view_separator", "model.view_seperator"),
+        ("language_model.", "model."),
+    ];
+    for (native, official) in RULES {
+        if let Some(rest) = internal.strip_prefix(native) {
+            let name = format!("{official}{rest}");
+            if official.starts_with("model.sam_model.blocks.") {
+                return name
+                    .replace(".layer_norm1.", ".norm1.")
+                    .replace(".layer_norm2.", ".norm2.");
+            }
+            return name;
+        }
+    }
+    internal.to_string()
+}
+
+/// The safetensors files of a model directory, shards in index order.
+fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let index = dir.join("model.safetensors.index.json");
+    if index.is_file() {
+        let text = std::fs::read_to_string(&index).map_err(|source| EngineError::Io {
+            path: index.clone(),
+            source,
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| EngineError::BadIndex {
+                path: index.clone(),
+                reason: e.to_string(),
+            })?;
+        let map = value
+            .get("weight_map")
+            .and_then(|m| m.as_object())
+            .ok_or_else(|| EngineError::BadIndex {
+                path: index.clone(),
+                reason: "no `weight_map` object".into(),
+            })?;
+        let mut files = BTreeSet::new();
+        for (tensor, file) in map {
+            let file = file.as_str().ok_or_else(|| EngineError::BadIndex {
+                path: index.clone(),
+                reason: format!("the file of `{tensor}` is not a string"),
+            })?;
+            files.insert(file.to_string());
+        }
+        let paths: Vec<PathBuf> = files.into_iter().map(|f| dir.join(f)).collect();
+        if let Some(missing) = paths.iter().find(|p| !p.is_file()) {
+            return Err(EngineError::BadIndex {
+                path: index,
+                reason: format!("shard {} does not exist", missing.display()),
+            });
+        }
+        return Ok(paths);
+    }
+    let single = dir.join("model.safetensors");
+    if single.is_file() {
+        return Ok(vec![single]);
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| EngineError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(vec![one.clone()]),
+        _ => Err(EngineError::NoWeights {
+            dir: dir.to_path_buf(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::official_name;
+
+    #[test]
+    fn official_names_follow_the_checkpoint_index() {
+        assert_eq!(
+            official_name("vision_tower.sam_encoder.layers.3.layer_norm1.weight"),
+            "model.sam_model.blocks.3.norm1.weight"
+        );
+        assert_eq!(
+            official_name("vision_tower.sam_encoder.layers.3.attn.rel_pos_h"),
+            "model.sam_model.blocks.3.attn.rel_pos_h"
+        );
+        assert_eq!(
+            official_name("vision_tower.vision_encoder.layers.0.self_attn.q_proj.bias"),
+            "model.qwen2_model.model.model.layers.0.self_attn.q_proj.bias"
+        );
+        assert_eq!(
+            official_name("vision_tower.query_1024_resolution.weight"),
+            "model.qwen2_model.query_1024.weight"
+        );
+        assert_eq!(
+            official_name("multi_modal_projector.weight"),
+            "model.projector.layers.weight"
+        );
+        assert_eq!(official_name("view_separator"), "model.view_seperator");
+        assert_eq!(
+            official_name("language_model.layers.1.mlp.gate.weight"),
+            "model.layers.1.mlp.gate.weight"
+        );
+        assert_eq!(official_name("lm_head.weight"), "lm_head.weight");
+    }
+}

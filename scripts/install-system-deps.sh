@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages DeepRead needs to build, run and test: the Tauri 2 system libraries
+# (WebKitGTK 4.1, GTK 3, librsvg, libsoup 3, appindicator), poppler (reference renderings), and the
+# headless display + WebDriver used by the desktop tests. Only missing packages are installed.
+set -euo pipefail
+PACKAGES=(
+  build-essential pkg-config curl file
+  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev libayatana-appindicator3-dev libxdo-dev
+  poppler-utils
+  xvfb xauth webkit2gtk-driver x11-utils imagemagick
+  fonts-dejavu-core
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "system-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

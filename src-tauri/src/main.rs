@@ -1,0 +1,36 @@
+//! The DeepRead desktop shell: Tauri commands, the page image protocol, and the window.
+//! Business logic lives in the crates; this binary only connects them to the webview.
+
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod library;
+mod page_protocol;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use library::Library;
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,deepread=debug".into()),
+        )
+        .init();
+
+    let launch_paths: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+
+    tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .manage(Library::new(launch_paths))
+        .register_asynchronous_uri_scheme_protocol(page_protocol::SCHEME, page_protocol::serve)
+        .invoke_handler(tauri::generate_handler![
+            commands::launch_paths,
+            commands::open_document,
+        ])
+        .run(tauri::generate_context!("../tauri.conf.json"))
+        .context("the DeepRead window could not start")
+}

@@ -1,0 +1,108 @@
+// Drives the real DeepRead window: Xvfb for a display, tauri-driver in front of WebKitWebDriver, and a
+// minimal W3C WebDriver client over fetch. Used by the desktop tests in this folder.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import path from "node:path";
+
+export const repoRoot = path.resolve(import.meta.dirname, "../..");
+export const fixtures = process.env.DEEPREAD_FIXTURES ?? path.resolve(repoRoot, "../shared/fixtures");
+const app = path.join(repoRoot, "target/debug/deepread-app");
+const tauriDriver = path.join(repoRoot, ".deps/tools/bin/tauri-driver");
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+function freeDisplay() {
+  for (let n = 90; n < 200; n++) {
+    if (!existsSync(`/tmp/.X11-unix/X${n}`) && !existsSync(`/tmp/.X${n}-lock`)) return `:${n}`;
+  }
+  throw new Error("no free X display number");
+}
+
+async function until(what, timeoutMs, probe) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(150);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
+}
+
+/** Starts a display and the driver once for a test file; `close()` stops both. */
+export async function startDriver() {
+  for (const needed of [app, tauriDriver, "/usr/bin/WebKitWebDriver", "/usr/bin/Xvfb"]) {
+    if (!existsSync(needed)) throw new Error(`${needed} is missing: run \`make test\`, which builds and installs it`);
+  }
+  const display = freeDisplay();
+  const xvfb = spawn("Xvfb", [display, "-screen", "0", "1400x900x24", "-nolisten", "tcp"], { stdio: "ignore" });
+  await until("Xvfb", 10_000, () => existsSync(`/tmp/.X11-unix/X${display.slice(1)}`));
+  const port = await freePort();
+  const nativePort = await freePort();
+  const env = { ...process.env, DISPLAY: display, WEBKIT_DISABLE_COMPOSITING_MODE: "1" };
+  const driver = spawn(
+    tauriDriver,
+    ["--port", String(port), "--native-port", String(nativePort), "--native-driver", "/usr/bin/WebKitWebDriver"],
+    { env, stdio: ["ignore", "inherit", "inherit"] },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await until("tauri-driver", 15_000, async () => (await fetch(`${base}/status`)).ok);
+  return {
+    base,
+    close() {
+      driver.kill("SIGTERM");
+      xvfb.kill("SIGTERM");
+    },
+  };
+}
+
+async function call(base, method, route, body) {
+  const response = await fetch(`${base}${route}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(`${method} ${route}: ${JSON.stringify(json.value ?? json)}`);
+  return json.value;
+}
+
+/** One app window, launched with `args` (files to open). */
+export async function openApp(driver, args) {
+  const value = await call(driver.base, "POST", "/session", {
+    capabilities: { alwaysMatch: { "tauri:options": { application: app, args } } },
+  });
+  const id = value.sessionId;
+  const route = (r) => `/session/${id}${r}`;
+  const session = {
+    run: (script, ...scriptArgs) =>
+      call(driver.base, "POST", route("/execute/sync"), { script, args: scriptArgs }),
+    waitFor: (what, script, timeoutMs = 20_000) => until(what, timeoutMs, () => session.run(script)),
+    screenshot: async () => Buffer.from(await call(driver.base, "GET", route("/screenshot")), "base64"),
+    close: () => call(driver.base, "DELETE", route("")),
+  };
+  return session;
+}
+
+/** Page count as poppler reports it: an independent count to hold ours against. */
+export function popplerPageCount(file) {
+  const out = spawnSync("pdfinfo", [file], { encoding: "utf8" });
+  const match = /^Pages:\s+(\d+)/m.exec(out.stdout);
+  if (!match) throw new Error(`pdfinfo could not read ${file}: ${out.stderr}`);
+  return Number(match[1]);
+}

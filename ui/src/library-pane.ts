@@ -1,0 +1,61 @@
+// The left pane: one thumbnail per page, loaded only when scrolled into view.
+import { pageImageUrl, type DocumentInfo } from "./api";
+
+const THUMBNAIL_WIDTH_PX = 160;
+
+export class LibraryPane {
+  private readonly observer: IntersectionObserver;
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly onSelect: (page: number) => void,
+  ) {
+    this.observer = new IntersectionObserver((entries) => this.loadVisible(entries), {
+      root,
+      rootMargin: "200px",
+    });
+  }
+
+  show(doc: DocumentInfo): void {
+    this.observer.disconnect();
+    this.root.replaceChildren(
+      ...doc.pages.map((size, page) => this.thumbnail(doc.id, page, size.height_pt / size.width_pt)),
+    );
+  }
+
+  select(page: number): void {
+    for (const item of this.root.querySelectorAll<HTMLElement>(".thumbnail")) {
+      const selected = Number(item.dataset.page) === page;
+      item.classList.toggle("selected", selected);
+      if (selected) item.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  private thumbnail(documentId: string, page: number, aspect: number): HTMLElement {
+    const item = document.createElement("button");
+    item.type = "button";
+    item.className = "thumbnail";
+    item.dataset.page = String(page);
+    const image = document.createElement("img");
+    image.alt = `Page ${page + 1}`;
+    image.dataset.src = pageImageUrl(documentId, page, THUMBNAIL_WIDTH_PX * window.devicePixelRatio);
+    image.style.aspectRatio = String(1 / aspect);
+    const label = document.createElement("span");
+    label.textContent = String(page + 1);
+    item.append(image, label);
+    item.addEventListener("click", () => this.onSelect(page));
+    this.observer.observe(image);
+    return item;
+  }
+
+  private loadVisible(entries: IntersectionObserverEntry[]): void {
+    for (const entry of entries) {
+      const image = entry.target as HTMLImageElement;
+      if (entry.isIntersecting && image.dataset.src) {
+        image.src = image.dataset.src;
+        delete image.dataset.src;
+        this.observer.unobserve(image);
+      }
+    }
+  }
+}
