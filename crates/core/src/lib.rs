@@ -2,9 +2,12 @@
 //! page's final Markdown, the loop sentinel, and the text-layer reader.
 
 pub mod events;
+pub mod export;
 pub mod grounding;
 pub mod markdown;
+pub mod pipeline;
 pub mod reading;
+pub mod recognizer;
 pub mod sentinel;
 pub mod text_layer;
 

@@ -14,6 +14,12 @@ use serde_json::{Map, Value};
 
 use crate::error::{EngineError, Result};
 
+mod fields;
+use fields::{
+    cfg_err, expect_bool, expect_str, expect_usize, first_id, get_bool, get_f64, get_u32,
+    get_usize, get_usize_list, obj, opt_usize,
+};
+
 /// SAM ViT image encoder with its neck and the two stride-2 downsampling convs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamConfig {
@@ -563,128 +569,6 @@ fn rope_theta(o: &Map<String, Value>, at: &str, default: f64) -> Result<f64> {
     get_f64(o, "rope_theta", &format!("{at}.rope_theta"), Some(default))
 }
 
-fn cfg_err(field: &str, reason: &str) -> EngineError {
-    EngineError::Config {
-        field: field.to_string(),
-        reason: reason.to_string(),
-    }
-}
-
-fn obj<'a>(o: &'a Map<String, Value>, key: &str) -> Result<Option<&'a Map<String, Value>>> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(other) => Err(cfg_err(key, &format!("expected an object, found {other}"))),
-    }
-}
-
-fn opt_usize(o: &Map<String, Value>, key: &str, field: &str) -> Result<Option<usize>> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
-            cfg_err(
-                field,
-                &format!("expected a non-negative integer, found {v}"),
-            )
-        }),
-    }
-}
-
-fn get_usize(
-    o: &Map<String, Value>,
-    key: &str,
-    field: &str,
-    default: Option<usize>,
-) -> Result<usize> {
-    opt_usize(o, key, field)?
-        .or(default)
-        .ok_or_else(|| cfg_err(field, "is required"))
-}
-
-fn get_u32(o: &Map<String, Value>, key: &str, field: &str, default: Option<u32>) -> Result<u32> {
-    let n = get_usize(o, key, field, default.map(|d| d as usize))?;
-    u32::try_from(n).map_err(|_| cfg_err(field, &format!("{n} does not fit a token id")))
-}
-
-/// A token id field that may also be a list (transformers allows several EOS ids); the first one is used.
-fn first_id(o: &Map<String, Value>, key: &str, field: &str, default: u32) -> Result<u32> {
-    match o.get(key) {
-        Some(Value::Array(items)) => items
-            .first()
-            .and_then(Value::as_u64)
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| cfg_err(field, "expected a non-empty list of token ids")),
-        _ => get_u32(o, key, field, Some(default)),
-    }
-}
-
-fn get_f64(o: &Map<String, Value>, key: &str, field: &str, default: Option<f64>) -> Result<f64> {
-    match o.get(key) {
-        None | Some(Value::Null) => default.ok_or_else(|| cfg_err(field, "is required")),
-        Some(v) => v
-            .as_f64()
-            .ok_or_else(|| cfg_err(field, &format!("expected a number, found {v}"))),
-    }
-}
-
-fn get_bool(o: &Map<String, Value>, key: &str, field: &str, default: Option<bool>) -> Result<bool> {
-    match o.get(key) {
-        None | Some(Value::Null) => default.ok_or_else(|| cfg_err(field, "is required")),
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| cfg_err(field, &format!("expected true or false, found {v}"))),
-    }
-}
-
-fn get_usize_list(o: &Map<String, Value>, key: &str, field: &str) -> Result<Vec<usize>> {
-    let items = o
-        .get(key)
-        .and_then(Value::as_array)
-        .ok_or_else(|| cfg_err(field, "expected a list of integers"))?;
-    items
-        .iter()
-        .map(|v| {
-            v.as_u64()
-                .map(|n| n as usize)
-                .ok_or_else(|| cfg_err(field, &format!("{v} is not an integer")))
-        })
-        .collect()
-}
-
-/// Fields whose other values would need code this engine does not have: refuse them instead of guessing.
-fn expect_str(o: &Map<String, Value>, key: &str, field: &str, want: &str) -> Result<()> {
-    match o.get(key).and_then(Value::as_str) {
-        Some(v) if v != want => Err(EngineError::UnsupportedConfig {
-            field: field.into(),
-            value: format!("{v:?}"),
-            hint: format!("only {want:?} is implemented"),
-        }),
-        _ => Ok(()),
-    }
-}
-
-fn expect_bool(o: &Map<String, Value>, key: &str, field: &str, want: bool) -> Result<()> {
-    match o.get(key).and_then(Value::as_bool) {
-        Some(v) if v != want => Err(EngineError::UnsupportedConfig {
-            field: field.into(),
-            value: v.to_string(),
-            hint: format!("only {want} is implemented"),
-        }),
-        _ => Ok(()),
-    }
-}
-
-fn expect_usize(o: &Map<String, Value>, key: &str, field: &str, want: usize) -> Result<()> {
-    match o.get(key).and_then(Value::as_u64) {
-        Some(v) if v as usize != want => Err(EngineError::UnsupportedConfig {
-            field: field.into(),
-            value: v.to_string(),
-            hint: format!("only {want} is implemented"),
-        }),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -728,6 +612,32 @@ mod tests {
         assert_eq!(c.text.sparse_layers.iter().filter(|&&s| s).count(), 11);
         assert!(!c.text.sparse_layers[0]);
         assert_eq!((c.text.bos_token_id, c.text.eos_token_id), (0, 1));
+    }
+
+    #[test]
+    fn native_config_reads_nested_sections_with_class_defaults() {
+        // The shape of gpu/hf_reference.py's full-size config; SAM takes every class default.
+        let v = serde_json::json!({
+            "model_type": "deepseek_ocr2", "image_token_id": 128815,
+            "vision_config": {"sam_config": {}, "encoder_config": {
+                "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+                "num_attention_heads": 14, "num_key_value_heads": 2, "rms_norm_eps": 1e-6,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 1e6}}},
+            "text_config": {"vocab_size": 129280, "hidden_size": 1280, "intermediate_size": 6848,
+                "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10,
+                "moe_intermediate_size": 896, "n_routed_experts": 64, "num_experts_per_tok": 6,
+                "n_shared_experts": 2, "mlp_layer_types": ["dense", "sparse", "sparse", "sparse", "sparse",
+                "sparse", "sparse", "sparse", "sparse", "sparse", "sparse", "sparse"],
+                "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+                "max_position_embeddings": 8192, "bos_token_id": 0, "eos_token_id": 1}
+        });
+        let native = ModelConfig::from_json(&v).unwrap();
+        let official = ModelConfig::from_json(&shipped_official()).unwrap();
+        assert_eq!(native.layout, ConfigLayout::Native);
+        assert_eq!(native.sam, official.sam);
+        assert_eq!(native.encoder, official.encoder);
+        assert_eq!(native.text, official.text);
+        assert_eq!(native.image_token_id, official.image_token_id);
     }
 
     #[test]

@@ -33,6 +33,16 @@ pub enum FinishReason {
     ContextFull,
     /// The n-gram ban removed every token of the vocabulary.
     AllBanned,
+    /// The caller asked to stop the page (it loops, or the user stopped it).
+    Stopped,
+}
+
+/// The caller's answer to each generated token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// Generate no more for this page; the others go on.
+    StopPage,
 }
 
 /// Per-page measurements.
@@ -98,9 +108,9 @@ impl Engine {
         &self.model
     }
 
-    /// Greedy-decode every page. `on_event` receives each token as soon as it is chosen and a `Finished` event
-    /// per page. Returns the pages' outputs in input order.
-    pub fn generate<F: FnMut(GenerateEvent)>(
+    /// Greedy-decode every page. `on_event` receives each token as soon as it is chosen (and may stop that
+    /// page) and a `Finished` event per page. Returns the pages' outputs in input order.
+    pub fn generate<F: FnMut(GenerateEvent) -> Flow>(
         &self,
         pages: &[PageInput],
         opts: &GenerateOptions,
@@ -226,7 +236,7 @@ impl Engine {
     }
 
     /// Emit the page's newest token and, when it stopped, its `Finished` event.
-    fn report_new<F: FnMut(GenerateEvent)>(
+    fn report_new<F: FnMut(GenerateEvent) -> Flow>(
         &self,
         page: usize,
         state: &mut PageState<'_>,
@@ -237,7 +247,10 @@ impl Engine {
         if state.tokens.len() > state.reported {
             let token_id = state.tokens[state.tokens.len() - 1];
             state.reported = state.tokens.len();
-            on_event(GenerateEvent::Token { page, token_id });
+            let flow = on_event(GenerateEvent::Token { page, token_id });
+            if state.finish.is_none() && flow == Flow::StopPage {
+                state.finish = Some(FinishReason::Stopped);
+            }
             if state.finish.is_none() {
                 if token_id == eos {
                     state.finish = Some(FinishReason::Eos);

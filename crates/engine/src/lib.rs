@@ -1,4 +1,7 @@
-//! placeholder
+//! DeepSeek-OCR-2 in candle: weights, vision, language model, preprocessing, prompt and generation.
+//! Every dimension comes from the model's config.json, so the real model and tiny test models run
+//! through the same code.
+
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -6,12 +9,14 @@ pub mod generate;
 pub mod layers;
 pub mod lm;
 pub mod model;
+pub mod ocr;
 pub mod preprocess;
 pub mod prompt;
 pub mod vision;
 pub mod weights;
 
-pub use engine::{Engine, FinishReason, GenerateEvent, PageInput, PageOutput, PageStats};
+pub use engine::{Engine, FinishReason, Flow, GenerateEvent, PageInput, PageOutput, PageStats};
 pub use error::EngineError;
 pub use generate::{GenerateOptions, NoRepeatNgram};
 pub use model::{Model, PageImage};
+pub use ocr::{default_device, Ocr, TextEvent};

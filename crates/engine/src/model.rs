@@ -34,6 +34,19 @@ impl PageImage {
     }
 }
 
+impl From<&crate::preprocess::PreparedImage> for PageImage {
+    /// The preprocessing's output, as the model takes it.
+    fn from(p: &crate::preprocess::PreparedImage) -> Self {
+        Self {
+            global: p.global.clone(),
+            tiles: p.tiles.clone(),
+            num_tiles: p.tile_count(),
+            base_size: p.base_size as usize,
+            tile_size: p.tile_size as usize,
+        }
+    }
+}
+
 /// A loaded model on one device in one dtype.
 #[derive(Debug, Clone)]
 pub struct Model {

@@ -41,7 +41,13 @@ pub struct PreprocessConfig {
 
 impl Default for PreprocessConfig {
     fn default() -> Self {
-        Self { base_size: 1024, tile_size: 768, min_tiles: 2, max_tiles: 6, pad_color: [127; 3] }
+        Self {
+            base_size: 1024,
+            tile_size: 768,
+            min_tiles: 2,
+            max_tiles: 6,
+            pad_color: [127; 3],
+        }
     }
 }
 
@@ -49,17 +55,29 @@ impl PreprocessConfig {
     fn validate(&self) -> Result<(), PreprocessError> {
         let invalid = |why: String| Err(PreprocessError::InvalidConfig(why));
         if self.base_size == 0 || self.tile_size == 0 {
-            return invalid(format!("view sizes must be positive (base {}, tile {})", self.base_size, self.tile_size));
+            return invalid(format!(
+                "view sizes must be positive (base {}, tile {})",
+                self.base_size, self.tile_size
+            ));
         }
         if self.min_tiles == 0 || self.min_tiles > self.max_tiles {
-            return invalid(format!("tile range {}..={} is empty or starts at 0", self.min_tiles, self.max_tiles));
+            return invalid(format!(
+                "tile range {}..={} is empty or starts at 0",
+                self.min_tiles, self.max_tiles
+            ));
         }
         Ok(())
     }
 
     /// The local tile grid for an image of this size, or `None` when it gets no tiles.
     pub fn grid_for(&self, width: u32, height: u32) -> Option<TileGrid> {
-        choose_grid(width, height, self.tile_size, self.min_tiles, self.max_tiles)
+        choose_grid(
+            width,
+            height,
+            self.tile_size,
+            self.min_tiles,
+            self.max_tiles,
+        )
     }
 
     /// `<image>` placeholders for an image: global tokens + tile tokens + 1 view separator.
@@ -101,7 +119,10 @@ impl PreparedImage {
 }
 
 /// Preprocess an (already EXIF-oriented) RGB image exactly as the official crop mode does.
-pub fn preprocess(image: &RgbImage, config: &PreprocessConfig) -> Result<PreparedImage, PreprocessError> {
+pub fn preprocess(
+    image: &RgbImage,
+    config: &PreprocessConfig,
+) -> Result<PreparedImage, PreprocessError> {
     config.validate()?;
     let (width, height) = image.dimensions();
     if width == 0 || height == 0 {
@@ -112,7 +133,14 @@ pub fn preprocess(image: &RgbImage, config: &PreprocessConfig) -> Result<Prepare
     let global = global_view(image, config);
     let image_tokens = config.image_token_count(width, height);
     tracing::debug!(width, height, ?grid, image_tokens, "preprocessed image");
-    Ok(PreparedImage { global, tiles, grid, image_tokens, base_size: config.base_size, tile_size: config.tile_size })
+    Ok(PreparedImage {
+        global,
+        tiles,
+        grid,
+        image_tokens,
+        base_size: config.base_size,
+        tile_size: config.tile_size,
+    })
 }
 
 /// Stretch the whole image to the grid's size (no aspect kept) and cut it into tiles, row-major.
@@ -122,7 +150,14 @@ fn local_tiles(image: &RgbImage, grid: TileGrid, tile: u32) -> Vec<f32> {
     let mut out = vec![0.0f32; grid.count() * CHANNELS * plane];
     for (k, chw) in out.chunks_exact_mut(CHANNELS * plane).enumerate() {
         let (col, row) = (k as u32 % grid.cols, k as u32 / grid.cols);
-        write_chw(&stretched, (col * tile, row * tile), (tile, tile), (0, 0), tile, chw);
+        write_chw(
+            &stretched,
+            (col * tile, row * tile),
+            (tile, tile),
+            (0, 0),
+            tile,
+            chw,
+        );
     }
     out
 }
@@ -137,12 +172,26 @@ fn global_view(image: &RgbImage, config: &PreprocessConfig) -> Vec<f32> {
     }
     let at = place(image.width(), image.height(), side);
     let contained = resize_bicubic(image, at.width, at.height);
-    write_chw(&contained, (0, 0), (at.width, at.height), (at.x, at.y), side, &mut out);
+    write_chw(
+        &contained,
+        (0, 0),
+        (at.width, at.height),
+        (at.x, at.y),
+        side,
+        &mut out,
+    );
     out
 }
 
 /// Copy the `size` region of `src` starting at `from` into a CHW canvas of side `side` at `to`, normalised.
-fn write_chw(src: &RgbImage, from: (u32, u32), size: (u32, u32), to: (u32, u32), side: u32, chw: &mut [f32]) {
+fn write_chw(
+    src: &RgbImage,
+    from: (u32, u32),
+    size: (u32, u32),
+    to: (u32, u32),
+    side: u32,
+    chw: &mut [f32],
+) {
     let side = side as usize;
     let plane = side * side;
     for dy in 0..size.1 {
@@ -180,7 +229,13 @@ mod tests {
             preprocess(&empty, &PreprocessConfig::default()),
             Err(PreprocessError::EmptyImage { .. })
         ));
-        let bad = PreprocessConfig { min_tiles: 7, ..PreprocessConfig::default() };
-        assert!(matches!(preprocess(&RgbImage::new(4, 4), &bad), Err(PreprocessError::InvalidConfig(_))));
+        let bad = PreprocessConfig {
+            min_tiles: 7,
+            ..PreprocessConfig::default()
+        };
+        assert!(matches!(
+            preprocess(&RgbImage::new(4, 4), &bad),
+            Err(PreprocessError::InvalidConfig(_))
+        ));
     }
 }

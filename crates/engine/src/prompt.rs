@@ -71,7 +71,11 @@ impl Tokenizer {
     /// when present, else the official ones.
     pub fn from_model_dir(dir: &Path) -> Result<Self, PromptError> {
         let config_path = dir.join("tokenizer_config.json");
-        let names = if config_path.is_file() { read_bos_eos(&config_path)? } else { official_bos_eos() };
+        let names = if config_path.is_file() {
+            read_bos_eos(&config_path)?
+        } else {
+            official_bos_eos()
+        };
         Self::load(&dir.join("tokenizer.json"), names)
     }
 
@@ -81,9 +85,15 @@ impl Tokenizer {
     }
 
     fn load(path: &Path, (bos, eos): (String, String)) -> Result<Self, PromptError> {
-        let inner = tokenizers::Tokenizer::from_file(path)
-            .map_err(|e| PromptError::Load { path: path.to_owned(), message: e.to_string() })?;
-        let id = |token: &str| inner.token_to_id(token).ok_or_else(|| PromptError::MissingToken(token.to_owned()));
+        let inner = tokenizers::Tokenizer::from_file(path).map_err(|e| PromptError::Load {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let id = |token: &str| {
+            inner
+                .token_to_id(token)
+                .ok_or_else(|| PromptError::MissingToken(token.to_owned()))
+        };
         let special = SpecialIds {
             bos: id(&bos)?,
             eos: id(&eos)?,
@@ -101,13 +111,18 @@ impl Tokenizer {
 
     /// `encode(text, add_special_tokens=False)`; added tokens such as `<|grounding|>` match atomically.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, PromptError> {
-        let encoding = self.inner.encode(text, false).map_err(|e| PromptError::Tokenizer(e.to_string()))?;
+        let encoding = self
+            .inner
+            .encode(text, false)
+            .map_err(|e| PromptError::Tokenizer(e.to_string()))?;
         Ok(encoding.get_ids().to_vec())
     }
 
     /// `decode(ids, skip_special_tokens=False)`: grounding tags and EOS stay in the text.
     pub fn decode(&self, ids: &[u32]) -> Result<String, PromptError> {
-        self.inner.decode(ids, false).map_err(|e| PromptError::Tokenizer(e.to_string()))
+        self.inner
+            .decode(ids, false)
+            .map_err(|e| PromptError::Tokenizer(e.to_string()))
     }
 
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
@@ -121,12 +136,19 @@ fn official_bos_eos() -> (String, String) {
 
 /// `bos_token` / `eos_token` of a `tokenizer_config.json`: a string or an `{"content": …}` object.
 fn read_bos_eos(path: &Path) -> Result<(String, String), PromptError> {
-    let fail = |message: String| PromptError::Config { path: path.to_owned(), message };
+    let fail = |message: String| PromptError::Config {
+        path: path.to_owned(),
+        message,
+    };
     let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
     let token = |key: &str, fallback: &str| -> String {
         let value = &json[key];
-        value.as_str().or_else(|| value["content"].as_str()).unwrap_or(fallback).to_owned()
+        value
+            .as_str()
+            .or_else(|| value["content"].as_str())
+            .unwrap_or(fallback)
+            .to_owned()
     };
     Ok((token("bos_token", BOS_TOKEN), token("eos_token", EOS_TOKEN)))
 }
@@ -135,7 +157,11 @@ fn read_bos_eos(path: &Path) -> Result<(String, String), PromptError> {
 ///
 /// The text is stripped first, as the reference's conversation template does; it must contain exactly
 /// one `<image>`.
-pub fn build_prompt_ids(tokenizer: &Tokenizer, prompt_text: &str, image_tokens: usize) -> Result<Vec<u32>, PromptError> {
+pub fn build_prompt_ids(
+    tokenizer: &Tokenizer,
+    prompt_text: &str,
+    image_tokens: usize,
+) -> Result<Vec<u32>, PromptError> {
     let parts: Vec<&str> = prompt_text.trim().split(IMAGE_TOKEN).collect();
     let [before, after] = parts[..] else {
         return Err(PromptError::ImagePlaceholders(parts.len() - 1));

@@ -17,7 +17,10 @@ fn recover_u8(floats: &[f32]) -> Vec<u8> {
         .map(|(i, &f)| {
             let scaled = (f64::from(f) * 0.5 + 0.5) * 255.0;
             let rounded = scaled.round();
-            assert!((scaled - rounded).abs() < 1e-3, "value {f} at index {i} is not a normalised byte");
+            assert!(
+                (scaled - rounded).abs() < 1e-3,
+                "value {f} at index {i} is not a normalised byte"
+            );
             rounded as u8
         })
         .collect()
@@ -30,12 +33,18 @@ fn check_view(case: &str, view: &str, floats: &[f32], side: usize, expected: &Va
     let mut sample_errors = Vec::new();
     for s in expected["samples_c_y_x_u8_f32"].as_array().unwrap() {
         let s = s.as_array().unwrap();
-        let (c, y, x) = (s[0].as_u64().unwrap() as usize, s[1].as_u64().unwrap() as usize, s[2].as_u64().unwrap() as usize);
+        let (c, y, x) = (
+            s[0].as_u64().unwrap() as usize,
+            s[1].as_u64().unwrap() as usize,
+            s[2].as_u64().unwrap() as usize,
+        );
         let (want_u8, want_f32) = (s[3].as_u64().unwrap() as u8, s[4].as_f64().unwrap() as f32);
         let got = floats[c * plane + y * side + x];
         if bytes[c * plane + y * side + x] != want_u8 || got.to_bits() != want_f32.to_bits() {
-            sample_errors.push(format!("(c={c}, y={y}, x={x}): got {got} (u8 {}), want {want_f32} (u8 {want_u8})",
-                bytes[c * plane + y * side + x]));
+            sample_errors.push(format!(
+                "(c={c}, y={y}, x={x}): got {got} (u8 {}), want {want_f32} (u8 {want_u8})",
+                bytes[c * plane + y * side + x]
+            ));
         }
     }
     let hash = sha256_hex(&bytes);
@@ -43,11 +52,20 @@ fn check_view(case: &str, view: &str, floats: &[f32], side: usize, expected: &Va
         return;
     }
     let band_rows = expected["band_rows"].as_u64().unwrap() as usize;
-    let first_band = expected["bands"].as_array().unwrap().iter().enumerate().find_map(|(b, want)| {
-        let rows = b * band_rows..((b + 1) * band_rows).min(side);
-        let band: Vec<u8> = (0..3).flat_map(|c| bytes[c * plane + rows.start * side..c * plane + rows.end * side].to_vec()).collect();
-        (sha256_hex(&band)[..8] != *want.as_str().unwrap()).then_some(rows)
-    });
+    let first_band = expected["bands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .find_map(|(b, want)| {
+            let rows = b * band_rows..((b + 1) * band_rows).min(side);
+            let band: Vec<u8> = (0..3)
+                .flat_map(|c| {
+                    bytes[c * plane + rows.start * side..c * plane + rows.end * side].to_vec()
+                })
+                .collect();
+            (sha256_hex(&band)[..8] != *want.as_str().unwrap()).then_some(rows)
+        });
     panic!(
         "{case} {view}: pixels differ from the oracle.\n  first differing rows: {first_band:?}\n  first differing sample: {}\n  ({} of the samples differ)",
         sample_errors.first().map_or("none of the samples", String::as_str),
@@ -70,10 +88,18 @@ fn check_view_near(case: &str, view: &str, floats: &[f32], side: usize, expected
     let mut worst = 0;
     for s in expected["samples_c_y_x_u8_f32"].as_array().unwrap() {
         let s = s.as_array().unwrap();
-        let (c, y, x) = (s[0].as_u64().unwrap() as usize, s[1].as_u64().unwrap() as usize, s[2].as_u64().unwrap() as usize);
+        let (c, y, x) = (
+            s[0].as_u64().unwrap() as usize,
+            s[1].as_u64().unwrap() as usize,
+            s[2].as_u64().unwrap() as usize,
+        );
         let got = recover_u8(&floats[c * plane + y * side + x..][..1])[0];
         let delta = (i32::from(got) - s[3].as_i64().unwrap() as i32).abs();
-        assert!(delta <= LOSSY_TOLERANCE, "{case} {view} (c={c}, y={y}, x={x}): got {got}, oracle {}", s[3]);
+        assert!(
+            delta <= LOSSY_TOLERANCE,
+            "{case} {view} (c={c}, y={y}, x={x}): got {got}, oracle {}",
+            s[3]
+        );
         worst = worst.max(delta);
     }
     worst
@@ -84,7 +110,10 @@ fn run_case(case: &Value) -> PreparedImage {
     let image = build_source(&case["source"]);
     assert_eq!(
         (image.width(), image.height()),
-        (case["width"].as_u64().unwrap() as u32, case["height"].as_u64().unwrap() as u32),
+        (
+            case["width"].as_u64().unwrap() as u32,
+            case["height"].as_u64().unwrap() as u32
+        ),
         "{name}: decoded size"
     );
     // Lossless sources must decode exactly as in Pillow, or the pixel comparison means nothing.
@@ -96,11 +125,27 @@ fn run_case(case: &Value) -> PreparedImage {
         );
     }
     let prepared = preprocess(&image, &PreprocessConfig::default()).unwrap();
-    assert_eq!(prepared.grid.map(|g| (g.cols, g.rows)), grid_of(&case["grid"]), "{name}: grid");
-    assert_eq!(prepared.image_tokens as u64, case["image_tokens"].as_u64().unwrap(), "{name}: image tokens");
+    assert_eq!(
+        prepared.grid.map(|g| (g.cols, g.rows)),
+        grid_of(&case["grid"]),
+        "{name}: grid"
+    );
+    assert_eq!(
+        prepared.image_tokens as u64,
+        case["image_tokens"].as_u64().unwrap(),
+        "{name}: image tokens"
+    );
     let at = place(image.width(), image.height(), 1024);
-    assert_eq!((at.width, at.height), pair(&case["global_resized"]), "{name}: contained size");
-    assert_eq!((at.x, at.y), pair(&case["global_offset"]), "{name}: paste offset");
+    assert_eq!(
+        (at.width, at.height),
+        pair(&case["global_resized"]),
+        "{name}: contained size"
+    );
+    assert_eq!(
+        (at.x, at.y),
+        pair(&case["global_offset"]),
+        "{name}: paste offset"
+    );
     prepared
 }
 
@@ -109,15 +154,33 @@ fn preprocessing_matches_official_pixels_on_real_pages() {
     let all = expectations();
     let cases = all["cases"].as_array().unwrap();
     assert!(cases.len() >= 5, "expected at least five real images");
-    assert!(cases.iter().filter(|c| !is_lossy(c)).count() >= 5, "expected at least five lossless images");
+    assert!(
+        cases.iter().filter(|c| !is_lossy(c)).count() >= 5,
+        "expected at least five lossless images"
+    );
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let prepared = run_case(case);
         assert_eq!(prepared.global.len(), 3 * 1024 * 1024);
         let tiles = case["tiles"].as_array().unwrap();
-        assert_eq!(prepared.tiles.len(), tiles.len() * 3 * 768 * 768, "{name}: tile buffer length");
-        let views = std::iter::once(("global".to_owned(), &prepared.global[..], 1024, &case["global"])).chain(
-            prepared.tiles.chunks_exact(3 * 768 * 768).zip(tiles).enumerate().map(|(k, (f, e))| (format!("tile {k}"), f, 768, e)),
+        assert_eq!(
+            prepared.tiles.len(),
+            tiles.len() * 3 * 768 * 768,
+            "{name}: tile buffer length"
+        );
+        let views = std::iter::once((
+            "global".to_owned(),
+            &prepared.global[..],
+            1024,
+            &case["global"],
+        ))
+        .chain(
+            prepared
+                .tiles
+                .chunks_exact(3 * 768 * 768)
+                .zip(tiles)
+                .enumerate()
+                .map(|(k, (f, e))| (format!("tile {k}"), f, 768, e)),
         );
         for (view, floats, side, expected) in views {
             if is_lossy(case) {
@@ -144,21 +207,45 @@ fn global_offset_differs_from_transformers_only_by_rounding() {
         let theirs = pair(&case["transformers"]["global_offset"]);
         let (w, h) = pair(&case["global_resized"]);
         let (gap_x, gap_y) = (1024 - w, 1024 - h);
-        assert_eq!(theirs, (gap_x / 2, gap_y / 2), "{name}: transformers floors half the gap");
-        assert_eq!(case["transformers"]["tiles_equal_official"], Value::Bool(true), "{name}: tiles agree");
+        assert_eq!(
+            theirs,
+            (gap_x / 2, gap_y / 2),
+            "{name}: transformers floors half the gap"
+        );
+        assert_eq!(
+            case["transformers"]["tiles_equal_official"],
+            Value::Bool(true),
+            "{name}: tiles agree"
+        );
         if ours == theirs {
-            assert_eq!(case["transformers"]["global_sha256"], case["global"]["sha256"], "{name}");
+            assert_eq!(
+                case["transformers"]["global_sha256"], case["global"]["sha256"],
+                "{name}"
+            );
             continue;
         }
         differing += 1;
         let odd_gap = if gap_x != 0 { gap_x } else { gap_y };
-        assert!(odd_gap % 4 == 3, "{name}: round-half-even and floor only part on gaps ≡ 3 (mod 4)");
+        assert!(
+            odd_gap % 4 == 3,
+            "{name}: round-half-even and floor only part on gaps ≡ 3 (mod 4)"
+        );
         let prepared = run_case(case);
         let shifted = repaste(&recover_u8(&prepared.global), (w, h), ours, theirs);
-        assert_eq!(sha256_hex(&shifted), case["transformers"]["global_sha256"].as_str().unwrap(), "{name}");
-        assert_ne!(case["transformers"]["global_sha256"], case["global"]["sha256"], "{name}");
+        assert_eq!(
+            sha256_hex(&shifted),
+            case["transformers"]["global_sha256"].as_str().unwrap(),
+            "{name}"
+        );
+        assert_ne!(
+            case["transformers"]["global_sha256"], case["global"]["sha256"],
+            "{name}"
+        );
     }
-    assert!(differing > 0, "no fixture exercises the offset difference any more");
+    assert!(
+        differing > 0,
+        "no fixture exercises the offset difference any more"
+    );
 }
 
 /// Move the pasted `size` region of a 3×1024×1024 global view from offset `from` to `to`, re-padding with 127.

@@ -1,6 +1,6 @@
 //! `Document`: one opened file, a PDF or a page image, behind one interface.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use image::RgbImage;
 
@@ -24,6 +24,8 @@ pub enum DocumentKind {
 /// process-wide because PDFium is not thread-safe.
 pub struct Document {
     hash: String,
+    /// Where it was opened from; `None` for a document opened from memory.
+    path: Option<PathBuf>,
     source: Source,
 }
 
@@ -41,7 +43,9 @@ impl Document {
             source,
         })?;
         tracing::debug!(path = %path.display(), bytes = bytes.len(), "opening document");
-        Document::from_bytes(bytes, password)
+        let mut document = Document::from_bytes(bytes, password)?;
+        document.path = Some(path.to_path_buf());
+        Ok(document)
     }
 
     /// Opens a document held in memory.
@@ -52,7 +56,16 @@ impl Document {
             Sniffed::Image(format) => Source::Image(ImageDoc::decode(&bytes, format)?),
             Sniffed::Unknown => return Err(PdfError::NotADocument),
         };
-        Ok(Document { hash, source })
+        Ok(Document {
+            hash,
+            path: None,
+            source,
+        })
+    }
+
+    /// The file the document was opened from, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     pub fn kind(&self) -> DocumentKind {

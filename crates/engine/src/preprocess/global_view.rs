@@ -19,12 +19,27 @@ pub struct Placement {
 pub fn place(width: u32, height: u32, side: u32) -> Placement {
     let (w, h) = contained_size(width, height, side);
     if (w, h) == (side, side) {
-        return Placement { width: w, height: h, x: 0, y: 0 };
+        return Placement {
+            width: w,
+            height: h,
+            x: 0,
+            y: 0,
+        };
     }
     if w != side {
-        Placement { width: w, height: h, x: centred_offset(side - w), y: 0 }
+        Placement {
+            width: w,
+            height: h,
+            x: centred_offset(side - w),
+            y: 0,
+        }
     } else {
-        Placement { width: w, height: h, x: 0, y: centred_offset(side - h) }
+        Placement {
+            width: w,
+            height: h,
+            x: 0,
+            y: centred_offset(side - h),
+        }
     }
 }
 
@@ -32,9 +47,15 @@ fn contained_size(width: u32, height: u32, side: u32) -> (u32, u32) {
     let image_ratio = f64::from(width) / f64::from(height);
     // The target is square, so its ratio is exactly 1.
     if image_ratio > 1.0 {
-        (side, python_round(f64::from(height) / f64::from(width) * f64::from(side)))
+        (
+            side,
+            python_round(f64::from(height) / f64::from(width) * f64::from(side)),
+        )
     } else if image_ratio < 1.0 {
-        (python_round(f64::from(width) / f64::from(height) * f64::from(side)), side)
+        (
+            python_round(f64::from(width) / f64::from(height) * f64::from(side)),
+            side,
+        )
     } else {
         (side, side)
     }
@@ -56,11 +77,51 @@ mod tests {
     #[test]
     fn spec_table_geometry() {
         // deepseek-ocr2.md §3 table: global resize and paste offset.
-        assert_eq!(place(700, 700, 1024), Placement { width: 1024, height: 1024, x: 0, y: 0 });
-        assert_eq!(place(1190, 1684, 1024), Placement { width: 724, height: 1024, x: 150, y: 0 });
-        assert_eq!(place(1920, 1080, 1024), Placement { width: 1024, height: 576, x: 0, y: 224 });
-        assert_eq!(place(800, 600, 1024), Placement { width: 1024, height: 768, x: 0, y: 128 });
-        assert_eq!(place(1000, 3000, 1024), Placement { width: 341, height: 1024, x: 342, y: 0 });
+        assert_eq!(
+            place(700, 700, 1024),
+            Placement {
+                width: 1024,
+                height: 1024,
+                x: 0,
+                y: 0
+            }
+        );
+        assert_eq!(
+            place(1190, 1684, 1024),
+            Placement {
+                width: 724,
+                height: 1024,
+                x: 150,
+                y: 0
+            }
+        );
+        assert_eq!(
+            place(1920, 1080, 1024),
+            Placement {
+                width: 1024,
+                height: 576,
+                x: 0,
+                y: 224
+            }
+        );
+        assert_eq!(
+            place(800, 600, 1024),
+            Placement {
+                width: 1024,
+                height: 768,
+                x: 0,
+                y: 128
+            }
+        );
+        assert_eq!(
+            place(1000, 3000, 1024),
+            Placement {
+                width: 341,
+                height: 1024,
+                x: 342,
+                y: 0
+            }
+        );
     }
 
     #[test]

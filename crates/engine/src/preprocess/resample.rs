@@ -3,8 +3,10 @@
 //! What Pillow 13 runs for `resize((w, h))` without `box` or `reducing_gap` (`Image.resize` →
 //! `ImagingResample` → `ImagingResampleInner` in `src/libImaging/Resample.c`):
 //! * no size change: a copy;
-//! * otherwise a separable filter: the horizontal pass first (only over the source rows the vertical
-//!   pass will read), then the vertical pass; a pass whose axis keeps its size is skipped;
+//! * otherwise a separable filter, two passes; a pass whose axis keeps its size is skipped. Normally the
+//!   horizontal pass runs first (only over the source rows the vertical pass will read). Since Pillow 13,
+//!   when the height shrinks by more than twice as many pixels as the width, the vertical pass runs first
+//!   (a speed-up that changes the rounding: tall pages hit it). Pillow ≤ 12 always ran horizontal first;
 //! * per output sample, the kernel centre is `(i + 0.5) · scale`; on downscale the support widens by the
 //!   scale (antialiasing); weights are normalised per sample, then turned into fixed point with 22
 //!   fractional bits; each pass rounds (adds ½) and clips to 0..=255 before the next one reads it.
@@ -30,6 +32,19 @@ pub fn resize_bicubic(src: &RgbImage, width: u32, height: u32) -> RgbImage {
         return src.clone();
     }
     let vertical = Taps::bicubic(src.height() as usize, height as usize);
+    if vertical_runs_first(src.dimensions(), (width, height)) {
+        // Only reached when the height shrinks, so the vertical pass is always needed here.
+        let narrowed = vertical_pass(src, &vertical, 0);
+        if width == src.width() {
+            return narrowed;
+        }
+        let rows = 0..narrowed.height() as usize;
+        return horizontal_pass(
+            &narrowed,
+            &Taps::bicubic(src.width() as usize, width as usize),
+            rows,
+        );
+    }
     let horizontal_input = if width != src.width() {
         let rows = vertical.source_span();
         let taps = Taps::bicubic(src.width() as usize, width as usize);
@@ -43,6 +58,13 @@ pub fn resize_bicubic(src: &RgbImage, width: u32, height: u32) -> RgbImage {
         (None, true) => vertical_pass(src, &vertical, 0),
         (None, false) => src.clone(),
     }
+}
+
+/// Pillow 13's pass order: vertical first when the height loses more than twice the pixels the width does.
+fn vertical_runs_first((in_w, in_h): (u32, u32), (out_w, out_h): (u32, u32)) -> bool {
+    let shrink_y = i64::from(in_h) - i64::from(out_h);
+    let shrink_x = i64::from(in_w) - i64::from(out_w);
+    shrink_y > 0 && shrink_y > shrink_x * 2
 }
 
 /// Pillow's cubic convolution kernel with a = −0.5 (`bicubic_filter` in Resample.c).
@@ -218,6 +240,16 @@ mod tests {
         assert_eq!(clip8(-5 << 22), 0);
         assert_eq!(clip8(300 << 22), 255);
         assert_eq!(clip8((17 << 22) + ROUNDING), 17);
+    }
+
+    #[test]
+    fn pass_order_follows_pillow_13() {
+        // The tall page of the parity fixtures: 3300 − 1024 = 2276 > 2 · (1275 − 396).
+        assert!(vertical_runs_first((1275, 3300), (396, 1024)));
+        // A portrait page shrinking evenly, an upscale, and a width-only change keep horizontal first.
+        assert!(!vertical_runs_first((1275, 1650), (791, 1024)));
+        assert!(!vertical_runs_first((516, 729), (725, 1024)));
+        assert!(!vertical_runs_first((2500, 985), (1024, 403)));
     }
 
     #[test]

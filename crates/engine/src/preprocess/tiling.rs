@@ -35,7 +35,12 @@ pub fn candidate_grids(min_tiles: u32, max_tiles: u32) -> Vec<TileGrid> {
 ///
 /// On an exact tie a later candidate replaces the best one only when the image covers more than half
 /// of that candidate's tile area (so small images are not cut into more tiles than they fill).
-pub fn closest_grid(width: u32, height: u32, tile_size: u32, candidates: &[TileGrid]) -> Option<TileGrid> {
+pub fn closest_grid(
+    width: u32,
+    height: u32,
+    tile_size: u32,
+    candidates: &[TileGrid],
+) -> Option<TileGrid> {
     let aspect = f64::from(width) / f64::from(height);
     let area = f64::from(width) * f64::from(height);
     let mut best: Option<(f64, TileGrid)> = None;
@@ -44,8 +49,11 @@ pub fn closest_grid(width: u32, height: u32, tile_size: u32, candidates: &[TileG
         match best {
             Some((best_diff, _)) if diff > best_diff => {}
             Some((best_diff, _)) if diff == best_diff => {
-                let half_tiles_area =
-                    0.5 * f64::from(tile_size) * f64::from(tile_size) * f64::from(grid.cols) * f64::from(grid.rows);
+                let half_tiles_area = 0.5
+                    * f64::from(tile_size)
+                    * f64::from(tile_size)
+                    * f64::from(grid.cols)
+                    * f64::from(grid.rows);
                 if area > half_tiles_area {
                     best = Some((diff, grid));
                 }
@@ -58,11 +66,23 @@ pub fn closest_grid(width: u32, height: u32, tile_size: u32, candidates: &[TileG
 
 /// The grid the official code tiles an image with, or `None` when it gets no local tiles: both sides
 /// fit in one tile, or (only possible with `min_tiles = 1`) the chosen grid is a single tile.
-pub fn choose_grid(width: u32, height: u32, tile_size: u32, min_tiles: u32, max_tiles: u32) -> Option<TileGrid> {
+pub fn choose_grid(
+    width: u32,
+    height: u32,
+    tile_size: u32,
+    min_tiles: u32,
+    max_tiles: u32,
+) -> Option<TileGrid> {
     if width <= tile_size && height <= tile_size {
         return None;
     }
-    closest_grid(width, height, tile_size, &candidate_grids(min_tiles, max_tiles)).filter(|g| g.count() > 1)
+    closest_grid(
+        width,
+        height,
+        tile_size,
+        &candidate_grids(min_tiles, max_tiles),
+    )
+    .filter(|g| g.count() > 1)
 }
 
 #[cfg(test)]

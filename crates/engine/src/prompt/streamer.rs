@@ -17,7 +17,10 @@ pub struct TextStreamer<'a> {
 
 impl<'a> TextStreamer<'a> {
     pub fn new(tokenizer: &'a Tokenizer) -> Self {
-        Self { tokenizer, pending: Vec::new() }
+        Self {
+            tokenizer,
+            pending: Vec::new(),
+        }
     }
 
     /// Feed one generated id; returns the new text (empty while a character is incomplete).

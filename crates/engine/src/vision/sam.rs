@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use candle_core::{Module, Tensor};
+use candle_core::{DType, Module, Tensor};
 use candle_nn::{LayerNorm, Linear};
 
 use super::resize::bicubic_aa_resize;
@@ -108,23 +108,25 @@ struct Conv {
 }
 
 impl Conv {
-    fn load(
-        w: &Weights,
-        name: &str,
-        out_c: usize,
-        in_c: usize,
-        k: usize,
-        stride: usize,
-    ) -> Result<Self> {
+    fn load(w: &Weights, name: &str, shape: [usize; 4], stride: usize) -> Result<Self> {
+        // candle's CPU conv2d has no half-precision kernel: on the CPU the convs run in f32 and cast back.
+        let dtype = if w.device().is_cpu() {
+            DType::F32
+        } else {
+            w.dtype()
+        };
+        let weight = w.get_as(&format!("{name}.weight"), &shape, dtype)?;
         Ok(Self {
-            weight: w.get(&format!("{name}.weight"), &[out_c, in_c, k, k])?,
+            weight,
             stride,
-            padding: k / 2,
+            padding: shape[3] / 2,
         })
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.conv2d(&self.weight, self.padding, self.stride, 1, 1)?)
+        let y = x.to_dtype(self.weight.dtype())?;
+        let y = y.conv2d(&self.weight, self.padding, self.stride, 1, 1)?;
+        Ok(y.to_dtype(x.dtype())?)
     }
 }
 
@@ -189,10 +191,10 @@ impl SamEncoder {
             blocks,
             neck_conv1: Linear::new(neck_conv1, None),
             neck_norm1: layer_norm(w, &format!("{PREFIX}.neck.layer_norm1"), out_c, eps)?,
-            neck_conv2: Conv::load(w, &format!("{PREFIX}.neck.conv2"), out_c, out_c, 3, 1)?,
+            neck_conv2: Conv::load(w, &format!("{PREFIX}.neck.conv2"), [out_c, out_c, 3, 3], 1)?,
             neck_norm2: layer_norm(w, &format!("{PREFIX}.neck.layer_norm2"), out_c, eps)?,
-            down1: Conv::load(w, &format!("{PREFIX}.proj.conv1"), d1, out_c, 3, 2)?,
-            down2: Conv::load(w, &format!("{PREFIX}.proj.conv2"), d2, d1, 3, 2)?,
+            down1: Conv::load(w, &format!("{PREFIX}.proj.conv1"), [d1, out_c, 3, 3], 2)?,
+            down2: Conv::load(w, &format!("{PREFIX}.proj.conv2"), [d2, d1, 3, 3], 2)?,
         })
     }
 

@@ -1,0 +1,227 @@
+//! `deepread convert FILE... -o OUT`: read documents (from the cache where read before) and write
+//! their Markdown, figures, and optionally JSON.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use deepread_core::export::{write_json, write_markdown, DocumentExport, PageExport, PageStatus};
+use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions, ReadingSummary};
+use deepread_core::recognizer::{DeepSeekOcr2, Recognizer, TextLayerRecognizer};
+use deepread_pdf::Document;
+use deepread_store::Store;
+
+use crate::failure::Failure;
+use crate::page_ranges::parse_pages;
+use crate::progress::DocumentProgress;
+use crate::{default_model_dir, Mode};
+
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// PDFs or page images.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output folder (one subfolder per document when several are given).
+    #[arg(short, long)]
+    out: PathBuf,
+    /// Also write a JSON sidecar with every block's box.
+    #[arg(long)]
+    json: bool,
+    /// Who reads: the model, or the PDF's own text layer (instant, born-digital PDFs only).
+    #[arg(long, value_enum, default_value_t = EngineChoice::Deepseek)]
+    engine: EngineChoice,
+    #[arg(long, value_enum, default_value_t = Mode::Layout)]
+    mode: Mode,
+    /// Pages to read, numbered from 1: "1-5,9".
+    #[arg(long)]
+    pages: Option<String>,
+    /// Model folder (default: $DEEPREAD_MODEL or models/DeepSeek-OCR-2).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Pages read at once by the model.
+    #[arg(long, default_value_t = 4)]
+    in_flight: usize,
+    /// Cache file (default: the platform's data folder).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// Read every page again instead of taking it from the cache.
+    #[arg(long)]
+    no_cache: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum EngineChoice {
+    Deepseek,
+    Text,
+}
+
+pub fn run(args: ConvertArgs) -> Result<(), Failure> {
+    let pages = args
+        .pages
+        .as_deref()
+        .map(parse_pages)
+        .transpose()
+        .map_err(Failure::Usage)?;
+    let documents = open_documents(&args.files)?;
+    let recognizer = recognizer(&args)?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| Failure::Unexpected(e.into()))?;
+    let cache = open_cache(&runtime, args.cache.as_deref())?;
+    let options = ReadOptions {
+        pages: pages.unwrap_or_default(),
+        use_cache: !args.no_cache,
+        ..ReadOptions::default()
+    };
+    let mut trouble = Vec::new();
+    for (path, document) in &documents {
+        let out = output_folder(&args.out, path, documents.len());
+        let summary = convert_document(
+            path,
+            document,
+            recognizer.as_ref(),
+            &cache,
+            &options,
+            &out,
+            args.json,
+        )?;
+        if summary.failed + summary.looped > 0 {
+            trouble.push(format!(
+                "{}: {} page(s) failed, {} looped",
+                path.display(),
+                summary.failed,
+                summary.looped
+            ));
+        }
+    }
+    runtime.block_on(cache.into_store().close());
+    if trouble.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::PagesFailed(trouble.join("; ")))
+    }
+}
+
+/// Opens every document before reading any, so a bad file is reported before minutes of work.
+fn open_documents(files: &[PathBuf]) -> Result<Vec<(PathBuf, Arc<Document>)>, Failure> {
+    files
+        .iter()
+        .map(|path| {
+            let document = Document::open(path, None).map_err(|e| Failure::document(path, e))?;
+            Ok((path.clone(), Arc::new(document)))
+        })
+        .collect()
+}
+
+fn recognizer(args: &ConvertArgs) -> Result<Box<dyn Recognizer>, Failure> {
+    Ok(match args.engine {
+        EngineChoice::Text => Box::new(TextLayerRecognizer::new()),
+        EngineChoice::Deepseek => {
+            let dir = args.model.clone().unwrap_or_else(default_model_dir);
+            Box::new(
+                DeepSeekOcr2::load(&dir, args.mode.into(), args.in_flight)
+                    .map_err(Failure::model)?,
+            )
+        }
+    })
+}
+
+fn open_cache(runtime: &tokio::runtime::Runtime, path: Option<&Path>) -> Result<Cache, Failure> {
+    let store = match path {
+        Some(path) => runtime.block_on(Store::open(path)),
+        None => runtime.block_on(Store::open_default()),
+    }
+    .map_err(|e| Failure::Cache(e.to_string()))?;
+    if let Some(set_aside) = store.set_aside() {
+        eprintln!("deepread: {set_aside}");
+    }
+    Ok(Cache::new(store, runtime.handle().clone()))
+}
+
+fn output_folder(out: &Path, file: &Path, documents: usize) -> PathBuf {
+    if documents == 1 {
+        out.to_path_buf()
+    } else {
+        out.join(stem(file))
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().map_or_else(
+        || "document".to_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+fn convert_document(
+    path: &Path,
+    document: &Arc<Document>,
+    recognizer: &dyn Recognizer,
+    cache: &Cache,
+    options: &ReadOptions,
+    out: &Path,
+    json: bool,
+) -> Result<ReadingSummary, Failure> {
+    let name = path
+        .file_name()
+        .map_or_else(|| stem(path), |n| n.to_string_lossy().into_owned());
+    let total = if options.pages.is_empty() {
+        document.page_count()
+    } else {
+        options.pages.len()
+    };
+    let mut progress = DocumentProgress::new(&name, total);
+    let mut pages = BTreeMap::new();
+    let summary = read_document(
+        document,
+        recognizer,
+        Some(cache),
+        options,
+        &CancelToken::new(),
+        &mut |event| {
+            progress.observe(&event);
+            if let Some(page) = PageExport::from_event(&event) {
+                pages.insert(page.index, page);
+            }
+        },
+    );
+    progress.finish();
+    report_pages(&name, &pages);
+    let export = DocumentExport {
+        document,
+        title: document.title().unwrap_or_else(|| stem(path)),
+        pages: pages.into_values().collect(),
+    };
+    let stem = stem(path);
+    let output = |e: deepread_core::export::ExportError| Failure::Output(e.to_string());
+    write_markdown(&export, out, &stem).map_err(output)?;
+    if json {
+        write_json(&export, out, &stem).map_err(output)?;
+    }
+    if summary.from_cache == total {
+        eprintln!("{name}: all {total} page(s) from the cache, nothing read again");
+    } else if summary.from_cache > 0 {
+        eprintln!(
+            "{name}: {} of {total} page(s) from the cache",
+            summary.from_cache
+        );
+    }
+    Ok(summary)
+}
+
+/// Says which pages did not read cleanly, and why.
+fn report_pages(name: &str, pages: &BTreeMap<usize, PageExport>) {
+    for page in pages.values() {
+        match &page.status {
+            PageStatus::Failed { error } => {
+                eprintln!("{name}: page {} failed: {error}", page.index + 1)
+            }
+            PageStatus::Looped { reason } => {
+                eprintln!(
+                    "{name}: page {} looped ({reason}); kept what came before the loop",
+                    page.index + 1
+                )
+            }
+            PageStatus::Read | PageStatus::NotRead => {}
+        }
+    }
+}

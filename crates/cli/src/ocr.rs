@@ -1,0 +1,98 @@
+//! `deepread ocr FILE [--page N] --model DIR`: one page through the model, its raw output (grounding
+//! tags included) streamed to stdout as it is generated.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use deepread_core::recognizer::ReadingMode;
+use deepread_engine::prompt::PromptPreset;
+use deepread_engine::{default_device, Flow, GenerateOptions, Ocr, TextEvent};
+use deepread_pdf::{Document, RenderSize};
+
+use crate::failure::Failure;
+use crate::{default_model_dir, Mode};
+
+/// The official PDF script renders pages at zoom 2.
+const RENDER_DPI: f32 = 144.0;
+
+#[derive(Args)]
+pub struct OcrArgs {
+    /// A PDF or a page image.
+    file: PathBuf,
+    /// Page number, from 1.
+    #[arg(long, default_value_t = 1)]
+    page: usize,
+    /// Model folder (default: $DEEPREAD_MODEL or models/DeepSeek-OCR-2).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Mode::Layout)]
+    mode: Mode,
+    /// Stop a page after this many tokens.
+    #[arg(long, default_value_t = 8192)]
+    max_new_tokens: usize,
+}
+
+pub fn run(args: OcrArgs) -> Result<(), Failure> {
+    let document =
+        Document::open(&args.file, None).map_err(|e| Failure::document(&args.file, e))?;
+    let index = args
+        .page
+        .checked_sub(1)
+        .filter(|&p| p < document.page_count())
+        .ok_or_else(|| {
+            Failure::Usage(format!(
+                "page {} does not exist: {} has {} page(s)",
+                args.page,
+                args.file.display(),
+                document.page_count()
+            ))
+        })?;
+    let image = document
+        .render_page(index, RenderSize::Dpi(RENDER_DPI))
+        .map_err(|e| Failure::document(&args.file, e))?;
+    let dir = args.model.unwrap_or_else(default_model_dir);
+    if !dir.join("config.json").is_file() {
+        return Err(Failure::Model(format!(
+            "no DeepSeek-OCR-2 weights in {} (see models/README.md)",
+            dir.display()
+        )));
+    }
+    let (device, dtype) = default_device();
+    let ocr = Ocr::load(&dir, &device, dtype).map_err(Failure::model)?;
+    let prompt = preset(args.mode.into()).text();
+    let input = ocr.prepare(&image, prompt).map_err(Failure::model)?;
+    let options = GenerateOptions {
+        max_new_tokens: args.max_new_tokens,
+        ..GenerateOptions::default()
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut write_failed = None;
+    ocr.read(&[input], &options, |event| {
+        if let TextEvent::Text { text, .. } = event {
+            if let Err(e) = stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                write_failed = Some(e);
+                return Flow::StopPage;
+            }
+        }
+        Flow::Continue
+    })
+    .map_err(Failure::model)?;
+    if let Some(error) = write_failed {
+        return Err(Failure::Output(format!(
+            "could not write to stdout: {error}"
+        )));
+    }
+    let _ = writeln!(stdout);
+    Ok(())
+}
+
+fn preset(mode: ReadingMode) -> PromptPreset {
+    match mode {
+        ReadingMode::Layout => PromptPreset::Layout,
+        ReadingMode::Plain => PromptPreset::Plain,
+    }
+}

@@ -1,0 +1,271 @@
+//! `deepread convert` end to end: the real binary on real PDFs, a real cache file, real exit statuses.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("DEEPREAD_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
+}
+
+fn fixture(relative: &str) -> PathBuf {
+    let path = fixtures().join(relative);
+    assert!(path.is_file(), "fixture {} is missing", path.display());
+    path
+}
+
+fn pdfium() -> PathBuf {
+    std::env::var_os("DEEPREAD_PDFIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps/pdfium/libpdfium.so")
+        })
+}
+
+/// The binary with a cache of its own, so tests never share or touch the user's cache.
+fn deepread(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .args(args)
+        .arg("--cache")
+        .arg(cache)
+        .env("DEEPREAD_PDFIUM", pdfium())
+        .env("DEEPREAD_MODEL", "/nonexistent/model")
+        .output()
+        .expect("deepread runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+const PAPER: &str = "pdfs/born_digital_papers_math_tables/docling__2305.03393v1-pg9.pdf";
+
+#[test]
+fn text_engine_writes_markdown_and_json_and_the_second_run_reads_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite3");
+    let out = dir.path().join("out");
+    let pdf = fixture(PAPER);
+    let args = [
+        "convert",
+        pdf.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--engine",
+        "text",
+        "--json",
+    ];
+
+    let first = deepread(&cache, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let markdown = std::fs::read_to_string(out.join("docling__2305.03393v1-pg9.md")).unwrap();
+    // Words of the page's published ground truth (docling), not of our own output.
+    let truth = std::fs::read_to_string(fixture(
+        "pdfs/born_digital_papers_math_tables/groundtruth/docling__2305.03393v1-pg9.md",
+    ))
+    .unwrap();
+    let truth_words: Vec<&str> = truth
+        .split_whitespace()
+        .filter(|w| w.chars().all(char::is_alphabetic) && w.len() > 3)
+        .collect();
+    let found = truth_words
+        .iter()
+        .filter(|w| markdown.contains(**w))
+        .count();
+    assert!(
+        found * 10 >= truth_words.len() * 9,
+        "only {found} of {} ground-truth words found",
+        truth_words.len()
+    );
+
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("docling__2305.03393v1-pg9.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        json.to_string().contains("\"label\""),
+        "the sidecar lists blocks"
+    );
+
+    let second = deepread(&cache, &args);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("all 1 page(s) from the cache"),
+        "{}",
+        stderr(&second)
+    );
+    let again = std::fs::read_to_string(out.join("docling__2305.03393v1-pg9.md")).unwrap();
+    assert_eq!(
+        again, markdown,
+        "the cached reading exports the same Markdown"
+    );
+}
+
+#[test]
+fn documents_that_cannot_be_opened_exit_3_and_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite3");
+    let out = dir.path().join("out");
+    let cases = [
+        (
+            fixture("pdfs/malformed/pdfjs__bug1020226_truncated.pdf"),
+            "damaged",
+        ),
+        (
+            fixture("pdfs/encrypted/pypdf__crazyones-encrypted-256.pdf"),
+            "password",
+        ),
+        (dir.path().join("missing.pdf"), "missing.pdf"),
+    ];
+    for (file, words) in cases {
+        let run = deepread(
+            &cache,
+            &[
+                "convert",
+                file.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--engine",
+                "text",
+            ],
+        );
+        assert_eq!(
+            run.status.code(),
+            Some(3),
+            "{}: {}",
+            file.display(),
+            stderr(&run)
+        );
+        let message = stderr(&run).to_lowercase();
+        assert!(
+            message.contains(&words.to_lowercase()),
+            "{}: {message}",
+            file.display()
+        );
+        assert!(
+            message.contains(&file.file_name().unwrap().to_string_lossy().to_lowercase()),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn missing_model_weights_exit_4_and_point_to_the_text_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = fixture(PAPER);
+    let run = deepread(
+        &dir.path().join("cache.sqlite3"),
+        &[
+            "convert",
+            pdf.to_str().unwrap(),
+            "-o",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.status.code(), Some(4), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("/nonexistent/model"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(stderr(&run).contains("text layer"), "{}", stderr(&run));
+}
+
+#[test]
+fn a_bad_page_list_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = fixture(PAPER);
+    let run = deepread(
+        &dir.path().join("cache.sqlite3"),
+        &[
+            "convert",
+            pdf.to_str().unwrap(),
+            "-o",
+            dir.path().to_str().unwrap(),
+            "--engine",
+            "text",
+            "--pages",
+            "3-1",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains("backwards"));
+}
+
+#[test]
+fn an_unwritable_output_exits_8() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, b"not a folder").unwrap();
+    let pdf = fixture(PAPER);
+    let out = blocker.join("out");
+    let run = deepread(
+        &dir.path().join("cache.sqlite3"),
+        &[
+            "convert",
+            pdf.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--engine",
+            "text",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(8), "{}", stderr(&run));
+}
+
+#[test]
+fn a_corrupt_cache_is_set_aside_with_a_message_and_the_reading_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite3");
+    std::fs::write(
+        &cache,
+        b"this is not a database, it is a sentence that is long enough",
+    )
+    .unwrap();
+    let pdf = fixture(PAPER);
+    let run = deepread(
+        &cache,
+        &[
+            "convert",
+            pdf.to_str().unwrap(),
+            "-o",
+            dir.path().join("out").to_str().unwrap(),
+            "--engine",
+            "text",
+        ],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("cache.sqlite3.corrupt"),
+        "{}",
+        stderr(&run)
+    );
+    let kept = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().contains(".corrupt-"));
+    assert!(kept, "the damaged file is kept beside the new one");
+}
+
+#[test]
+fn ocr_without_model_weights_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = fixture(PAPER);
+    let run = Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .args([
+            "ocr",
+            pdf.to_str().unwrap(),
+            "--model",
+            dir.path().to_str().unwrap(),
+        ])
+        .env("DEEPREAD_PDFIUM", pdfium())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(4), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("no DeepSeek-OCR-2 weights"),
+        "{}",
+        stderr(&run)
+    );
+}

@@ -1,0 +1,125 @@
+//! The pipeline's view of the store: cached pages in and finished pages out, called from the
+//! reading thread (the store is async; the reading runs on its own thread).
+
+use deepread_store::{DocumentRecord, PageResult, PageStatus, Store, StoreError};
+use tokio::runtime::Handle;
+
+use crate::events::{Block, PageStats};
+use crate::sentinel::LoopReason;
+
+pub struct Cache {
+    store: Store,
+    runtime: Handle,
+}
+
+/// A page read before with the same recognizer and settings.
+pub struct CachedPage {
+    pub markdown: String,
+    pub blocks: Vec<Block>,
+    pub stats: PageStats,
+    /// Set when the page was stopped in a loop.
+    pub looped: Option<LoopReason>,
+}
+
+/// A page just read, as it goes into the cache.
+pub struct FinishedPage<'a> {
+    pub document_hash: &'a str,
+    pub page: usize,
+    pub fingerprint: &'a str,
+    pub recognizer: &'a str,
+    pub raw_output: &'a str,
+    pub markdown: &'a str,
+    pub blocks: &'a [Block],
+    pub stats: &'a PageStats,
+    pub outcome: FinishedAs<'a>,
+}
+
+pub enum FinishedAs<'a> {
+    Done,
+    Looped(&'a LoopReason),
+    Failed(&'a str),
+}
+
+impl Cache {
+    /// `runtime` runs the store's queries; call the cache from outside that runtime's threads.
+    pub fn new(store: Store, runtime: Handle) -> Self {
+        Cache { store, runtime }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The store back, to close it.
+    pub fn into_store(self) -> Store {
+        self.store
+    }
+
+    pub fn remember_document(&self, record: &DocumentRecord) -> Result<(), StoreError> {
+        self.runtime.block_on(self.store.upsert_document(record))
+    }
+
+    /// The cached reading of a page, if it finished (done or looped) with these settings. Failed
+    /// readings are not answers: they are read again.
+    pub fn lookup(
+        &self,
+        hash: &str,
+        page: usize,
+        fingerprint: &str,
+    ) -> Result<Option<CachedPage>, StoreError> {
+        let found = self
+            .runtime
+            .block_on(self.store.page(hash, page as u32, fingerprint))?;
+        Ok(found.and_then(cached_page))
+    }
+
+    pub fn save(&self, page: &FinishedPage<'_>) -> Result<(), StoreError> {
+        let (status, error) = match page.outcome {
+            FinishedAs::Done => (PageStatus::Done, None),
+            FinishedAs::Looped(reason) => (PageStatus::Looped, serde_json::to_string(reason).ok()),
+            FinishedAs::Failed(error) => (PageStatus::Failed, Some(error.to_owned())),
+        };
+        let result = PageResult {
+            document_hash: page.document_hash.to_owned(),
+            page_index: page.page as u32,
+            fingerprint: page.fingerprint.to_owned(),
+            recognizer: page.recognizer.to_owned(),
+            status,
+            raw_output: page.raw_output.to_owned(),
+            blocks: serde_json::to_value(page.blocks).unwrap_or_default(),
+            markdown: page.markdown.to_owned(),
+            stats: serde_json::to_value(page.stats).unwrap_or_default(),
+            error,
+            created_at_ms: deepread_store::now_ms(),
+        };
+        self.runtime.block_on(self.store.save_page(&result))
+    }
+
+    /// Forgets a page's reading so the next reading does it again (retry).
+    pub fn forget(&self, hash: &str, page: usize, fingerprint: &str) -> Result<bool, StoreError> {
+        self.runtime
+            .block_on(self.store.forget_page(hash, page as u32, fingerprint))
+    }
+}
+
+fn cached_page(result: PageResult) -> Option<CachedPage> {
+    let looped = match result.status {
+        PageStatus::Done => None,
+        PageStatus::Looped => Some(
+            result
+                .error
+                .as_deref()
+                .and_then(|e| serde_json::from_str(e).ok())?,
+        ),
+        PageStatus::Failed => return None,
+    };
+    // A row written by another version that no longer parses is read again, not trusted.
+    let blocks = serde_json::from_value(result.blocks).ok()?;
+    let stats = serde_json::from_value(result.stats).ok()?;
+    Some(CachedPage {
+        markdown: result.markdown,
+        blocks,
+        stats,
+        looped,
+    })
+}

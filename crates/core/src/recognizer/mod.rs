@@ -1,0 +1,69 @@
+//! What reads a page: the model, the PDF's own text layer, or (later) a remote server. The pipeline
+//! drives every recognizer the same way and turns what it writes into the same events.
+
+mod deepseek;
+mod text_layer;
+
+use deepread_pdf::{PageSize, RenderSize, Word};
+use image::RgbImage;
+
+pub use deepseek::{DeepSeekOcr2, ModelError, ReadingMode};
+pub use text_layer::TextLayerRecognizer;
+
+/// What a recognizer needs of each page; the pipeline prepares only that.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageNeeds {
+    /// The page rendered at this size.
+    pub image: Option<RenderSize>,
+    /// The page's words with their boxes.
+    pub text_layer: bool,
+}
+
+/// One page, prepared for a recognizer.
+pub struct PageInput {
+    pub page: usize,
+    pub size: PageSize,
+    pub image: Option<RgbImage>,
+    pub words: Vec<Word>,
+}
+
+/// Whether the recognizer should keep writing a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    /// Stop this page now (it loops, or the user stopped it) and go on with the others.
+    StopPage,
+}
+
+/// Figures a recognizer reports for a page it finished.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadStats {
+    pub prompt_tokens: usize,
+    pub generated_tokens: usize,
+    pub vision_ms: u64,
+    pub prefill_ms: u64,
+    pub decode_ms: u64,
+}
+
+/// Where a recognizer reports: it calls `started`, then `delta` as text arrives, then `finished`,
+/// for every page it takes, in any interleaving across pages.
+pub trait PageSink {
+    fn started(&mut self, page: usize);
+    /// `tokens`: how many generated tokens the text took (0 when the recognizer has none).
+    fn delta(&mut self, page: usize, text: &str, tokens: usize) -> Control;
+    fn finished(&mut self, page: usize, outcome: Result<ReadStats, String>);
+    /// The whole reading was stopped: take no new pages, end the ones in flight.
+    fn cancelled(&self) -> bool;
+}
+
+pub trait Recognizer: Send + Sync {
+    /// Shown to people: "DeepSeek-OCR-2", "text layer".
+    fn name(&self) -> &str;
+    /// Names everything that changes the output (model files, prompt, resolution, decoding), so the
+    /// cache keeps results of different settings apart.
+    fn fingerprint(&self) -> &str;
+    fn needs(&self) -> PageNeeds;
+    /// Reads pages as `pages` yields them, reporting into `sink`. Pages may be read together
+    /// (several in flight); a recognizer pulls the next page when it has room for it.
+    fn read(&self, pages: &mut dyn Iterator<Item = PageInput>, sink: &mut dyn PageSink);
+}

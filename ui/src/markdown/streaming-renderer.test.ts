@@ -1,0 +1,185 @@
+// @vitest-environment happy-dom
+import { describe, expect, it } from "vitest";
+import { StreamingRenderer, type RenderBlock } from "./streaming-renderer";
+import { fixtureText } from "../../test/fixtures";
+import { blocksOf, STATS, streamEvents } from "../../test/events";
+import type { PageEvent } from "../events";
+
+const MANUAL = ["grounding", "with_source", "xiongpu1_agent", "vastera_manual"];
+
+/** A stand-in for the Rust renderer: escaped source in a <p>, so any lost or doubled text shows. */
+const escape = (markdown: string): string =>
+  `<p>${markdown.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")}</p>`;
+
+/** Frames run by hand. */
+class Frames {
+  private queue: (() => void)[] = [];
+  readonly schedule = (callback: () => void): void => void this.queue.push(callback);
+  run(): void {
+    const now = this.queue;
+    this.queue = [];
+    for (const callback of now) callback();
+  }
+  get pending(): number {
+    return this.queue.length;
+  }
+}
+
+function setup(renderBlock: RenderBlock = escape) {
+  const root = document.createElement("div");
+  const frames = new Frames();
+  const calls: string[] = [];
+  const renderer = new StreamingRenderer(root, {
+    renderBlock: (md) => {
+      calls.push(md);
+      return renderBlock(md);
+    },
+    schedule: frames.schedule,
+  });
+  return { root, frames, calls, renderer };
+}
+
+describe("StreamingRenderer", () => {
+  for (const name of ["page001", "page009", "page015"]) {
+    it(`shows the same blocks of ${name} however the deltas are cut`, async () => {
+      const blocks = blocksOf(fixtureText(...MANUAL, `${name}.stdout.md`));
+      // Expected DOM from the capture itself: one element per block, in order, its Markdown rendered.
+      const expected = blocks.map((b) => `<div class="markdown-block" data-block-id="${b.id}" data-label="${b.label}">${b.markdown === "" ? "" : escape(b.markdown)}</div>`).join("");
+      for (const chunk of [1, 2, 7, 64, 100_000]) {
+        // A frame after every event, and one frame at the end.
+        for (const framePerEvent of [true, false]) {
+          const { root, frames, renderer } = setup();
+          for (const event of streamEvents(0, blocks, chunk)) {
+            renderer.handle(event);
+            if (framePerEvent) frames.run();
+          }
+          frames.run();
+          expect(renderer.pageElement(0)?.innerHTML, `chunk ${chunk}`).toBe(expected);
+          expect(root.children).toHaveLength(1);
+        }
+      }
+    });
+  }
+
+  it("renders a block at most once per frame, however many deltas arrive", () => {
+    const { frames, calls, renderer } = setup();
+    renderer.handle({ type: "blockOpened", page: 0, blockId: 0, label: "text", boxes: [], warning: null });
+    for (const letter of "abcdefghij") renderer.handle({ type: "blockText", page: 0, blockId: 0, delta: letter });
+    expect(calls).toEqual([]);
+    expect(frames.pending).toBe(1);
+    frames.run();
+    expect(calls).toEqual(["abcdefghij"]);
+    renderer.handle({ type: "blockText", page: 0, blockId: 0, delta: "k" });
+    renderer.handle({ type: "blockOpened", page: 0, blockId: 1, label: "text", boxes: [], warning: null });
+    renderer.handle({ type: "blockText", page: 0, blockId: 1, delta: "x" });
+    renderer.handle({ type: "blockText", page: 0, blockId: 1, delta: "y" });
+    expect(frames.pending).toBe(1);
+    frames.run();
+    expect(calls).toEqual(["abcdefghij", "abcdefghijk", "xy"]);
+    frames.run();
+    expect(calls).toHaveLength(3); // nothing changed, nothing rendered
+  });
+
+  it("outlines the block being written", () => {
+    const { renderer } = setup();
+    renderer.handle({ type: "blockOpened", page: 0, blockId: 0, label: "title", boxes: [], warning: null });
+    expect(renderer.blockElement(0, 0)?.classList.contains("writing")).toBe(true);
+    renderer.handle({ type: "blockClosed", page: 0, blockId: 0 });
+    renderer.handle({ type: "blockOpened", page: 0, blockId: 1, label: "text", boxes: [], warning: null });
+    expect(renderer.blockElement(0, 0)?.classList.contains("writing")).toBe(false);
+    expect(renderer.blockElement(0, 1)?.classList.contains("writing")).toBe(true);
+  });
+
+  it("replaces streamed content with done's final blocks, at once", () => {
+    const { frames, renderer } = setup();
+    for (const event of streamEvents(0, [
+      { id: 0, label: "title", boxes: [], markdown: "# Draft", warning: null },
+      { id: 1, label: "text", boxes: [], markdown: "gone", warning: null },
+    ], 2)) renderer.handle(event);
+    renderer.handle({
+      type: "done",
+      page: 0,
+      markdown: "# Final",
+      blocks: [{ id: 0, label: "title", boxes: [], markdown: "# Final", warning: null }],
+      stats: STATS,
+    });
+    // No frame needed, and the frame still queued does not bring the draft back.
+    expect(renderer.pageElement(0)?.innerHTML).toBe('<div class="markdown-block" data-block-id="0" data-label="title"><p># Final</p></div>');
+    frames.run();
+    expect(renderer.pageElement(0)?.innerHTML).toBe('<div class="markdown-block" data-block-id="0" data-label="title"><p># Final</p></div>');
+    expect(renderer.status(0)).toBe("done");
+  });
+
+  it("renders a page from the cache directly, without frames", () => {
+    const { frames, calls, renderer } = setup();
+    const blocks = blocksOf(fixtureText(...MANUAL, "page001.stdout.md"));
+    renderer.handle({ type: "fromCache", page: 0 });
+    renderer.handle({ type: "done", page: 0, markdown: "", blocks, stats: STATS });
+    expect(frames.pending).toBe(0);
+    expect(calls).toEqual(["# VINTERKÖLD"]); // the image block has no Markdown to render
+    expect(renderer.blockElement(0, 0)?.innerHTML).toBe("<p># VINTERKÖLD</p>");
+    expect(renderer.blockElement(0, 1)?.dataset["label"]).toBe("image");
+    expect(renderer.status(0)).toBe("fromCache");
+  });
+
+  it("marks a looped page, keeps its blocks and says why", () => {
+    const { renderer } = setup();
+    const blocks = [{ id: 0, label: "text", boxes: [], markdown: "again", warning: null }];
+    renderer.handle({ type: "looped", page: 2, markdown: "again", blocks, reason: { kind: "repeatedBlockText", count: 4 } });
+    const section = renderer.pageElement(2);
+    expect(section?.dataset["status"]).toBe("looped");
+    expect(renderer.blockElement(2, 0)?.innerHTML).toBe("<p>again</p>");
+    expect(section?.querySelector(".page-notice")?.textContent).toContain("the same block text 4 times in a row");
+  });
+
+  it("keeps what was read when a page fails", () => {
+    const { frames, renderer } = setup();
+    renderer.handle({ type: "blockOpened", page: 0, blockId: 0, label: "text", boxes: [], warning: null });
+    renderer.handle({ type: "blockText", page: 0, blockId: 0, delta: "kept" });
+    frames.run();
+    renderer.handle({ type: "failed", page: 0, error: "out of memory" });
+    expect(renderer.blockElement(0, 0)?.innerHTML).toBe("<p>kept</p>");
+    expect(renderer.status(0)).toBe("failed");
+    expect(renderer.pageElement(0)?.querySelector(".page-notice")?.textContent).toBe("out of memory");
+  });
+
+  it("keeps pages in order whichever starts first, and starts a re-read afresh", () => {
+    const { root, renderer, frames } = setup();
+    const events: PageEvent[] = [
+      { type: "started", page: 3 },
+      { type: "started", page: 1 },
+      { type: "started", page: 2 },
+    ];
+    for (const event of events) renderer.handle(event);
+    expect([...root.children].map((s) => (s as HTMLElement).dataset["page"])).toEqual(["1", "2", "3"]);
+    renderer.handle({ type: "blockOpened", page: 1, blockId: 0, label: "text", boxes: [], warning: null });
+    renderer.handle({ type: "blockText", page: 1, blockId: 0, delta: "old" });
+    renderer.handle({ type: "started", page: 1 });
+    frames.run();
+    expect(renderer.pageElement(1)?.innerHTML).toBe("");
+  });
+
+  it("lets a slow async render never overwrite a newer one", async () => {
+    const resolvers: ((html: string) => void)[] = [];
+    const { frames, renderer } = setup(() => new Promise<string>((resolve) => resolvers.push(resolve)));
+    renderer.handle({ type: "blockOpened", page: 0, blockId: 0, label: "text", boxes: [], warning: null });
+    renderer.handle({ type: "blockText", page: 0, blockId: 0, delta: "a" });
+    frames.run();
+    renderer.handle({ type: "blockText", page: 0, blockId: 0, delta: "b" });
+    frames.run();
+    expect(resolvers).toHaveLength(2);
+    resolvers[1]?.("<p>ab</p>");
+    resolvers[0]?.("<p>a</p>");
+    await renderer.settled();
+    expect(renderer.blockElement(0, 0)?.innerHTML).toBe("<p>ab</p>");
+  });
+
+  it("shows the source when rendering fails", async () => {
+    const { frames, renderer } = setup(() => Promise.reject(new Error("bad")));
+    renderer.handle({ type: "blockOpened", page: 0, blockId: 0, label: "text", boxes: [], warning: null });
+    renderer.handle({ type: "blockText", page: 0, blockId: 0, delta: "<b>x" });
+    frames.run();
+    await renderer.settled();
+    expect(renderer.blockElement(0, 0)?.textContent).toBe("<b>x");
+  });
+});

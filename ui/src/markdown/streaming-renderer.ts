@@ -1,0 +1,249 @@
+// The Markdown pane while pages are read: one section per page, one element per block
+// (`data-block-id`). Deltas only mark a block dirty; once per animation frame each dirty block
+// is rendered again, so a fast stream costs one render per block per frame, not one per token.
+import { describeLoop, type Block, type PageEvent } from "../events";
+import "./markdown.css";
+
+/** Markdown to HTML. In the app a Rust command that returns sanitized HTML, hence async. */
+export type RenderBlock = (markdown: string) => Promise<string> | string;
+
+/** Runs a callback before the next paint; requestAnimationFrame in the app, by hand in tests. */
+export type FrameScheduler = (callback: () => void) => void;
+
+export type PageStatus = "queued" | "reading" | "done" | "fromCache" | "failed" | "looped";
+
+export interface StreamingRendererOptions {
+  renderBlock: RenderBlock;
+  schedule?: FrameScheduler;
+}
+
+interface BlockState {
+  readonly page: number;
+  readonly element: HTMLElement;
+  markdown: string;
+  /** The Markdown last sent to renderBlock: the same text is never rendered twice. */
+  requested: string | null;
+  /** Bumped per render, so a slow async render cannot overwrite a newer one. */
+  version: number;
+}
+
+interface PageState {
+  readonly section: HTMLElement;
+  readonly blocks: Map<number, BlockState>;
+}
+
+export class StreamingRenderer {
+  private readonly pages = new Map<number, PageState>();
+  private readonly dirty = new Set<BlockState>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private frameRequested = false;
+  private readonly renderBlock: RenderBlock;
+  private readonly schedule: FrameScheduler;
+
+  constructor(
+    private readonly root: HTMLElement,
+    options: StreamingRendererOptions,
+  ) {
+    this.renderBlock = options.renderBlock;
+    this.schedule = options.schedule ?? ((callback) => requestAnimationFrame(() => callback()));
+    root.classList.add("markdown-pane");
+  }
+
+  handle(event: PageEvent): void {
+    switch (event.type) {
+      case "queued":
+        this.setStatus(event.page, "queued");
+        break;
+      case "started":
+        // A re-read starts from nothing; what was shown is replaced as the new text arrives.
+        this.clearPage(event.page);
+        this.setStatus(event.page, "reading");
+        break;
+      case "delta":
+        // Raw model text: the block events carry the same content, already parsed.
+        break;
+      case "blockOpened": {
+        const block = this.ensureBlock(event.page, event.blockId);
+        block.element.dataset["label"] = event.label;
+        this.setWriting(event.page, event.blockId);
+        break;
+      }
+      case "blockText": {
+        const block = this.ensureBlock(event.page, event.blockId);
+        block.markdown += event.delta;
+        this.markDirty(block);
+        break;
+      }
+      case "blockClosed":
+        this.pages.get(event.page)?.blocks.get(event.blockId)?.element.classList.remove("writing");
+        break;
+      case "done":
+        this.showBlocks(event.page, event.blocks, this.status(event.page) === "fromCache" ? "fromCache" : "done");
+        break;
+      case "looped":
+        this.showBlocks(event.page, event.blocks, "looped");
+        this.setNotice(event.page, `Stopped: the model looped (${describeLoop(event.reason)}).`);
+        break;
+      case "failed":
+        // What was already read stays on screen.
+        this.setWriting(event.page, null);
+        this.setStatus(event.page, "failed");
+        this.setNotice(event.page, event.error);
+        break;
+      case "fromCache":
+        this.setStatus(event.page, "fromCache");
+        break;
+    }
+  }
+
+  /** A page's final blocks, rendered now: the end of a reading, or a page from the cache. */
+  showBlocks(page: number, blocks: readonly Block[], status: PageStatus): void {
+    const state = this.ensurePage(page);
+    const keep = new Set(blocks.map((b) => b.id));
+    for (const [id, block] of state.blocks) {
+      if (keep.has(id)) continue;
+      this.dirty.delete(block);
+      block.element.remove();
+      state.blocks.delete(id);
+    }
+    for (const final of [...blocks].sort((a, b) => a.id - b.id)) {
+      const block = this.ensureBlock(page, final.id);
+      block.element.dataset["label"] = final.label;
+      block.markdown = final.markdown;
+      block.element.classList.remove("writing");
+      // Final blocks do not wait for a frame: nothing else is coming for this page.
+      this.dirty.delete(block);
+      this.render(block);
+    }
+    this.setStatus(page, status);
+    this.setNotice(page, null);
+  }
+
+  pageElement(page: number): HTMLElement | undefined {
+    return this.pages.get(page)?.section;
+  }
+
+  blockElement(page: number, blockId: number): HTMLElement | undefined {
+    return this.pages.get(page)?.blocks.get(blockId)?.element;
+  }
+
+  status(page: number): PageStatus | undefined {
+    return this.pages.get(page)?.section.dataset["status"] as PageStatus | undefined;
+  }
+
+  /** Resolves once every render asked for so far has landed in the DOM. */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  private markDirty(block: BlockState): void {
+    this.dirty.add(block);
+    if (this.frameRequested) return;
+    this.frameRequested = true;
+    this.schedule(() => this.flush());
+  }
+
+  private flush(): void {
+    this.frameRequested = false;
+    const blocks = [...this.dirty];
+    this.dirty.clear();
+    for (const block of blocks) this.render(block);
+  }
+
+  private render(block: BlockState): void {
+    if (block.markdown === block.requested) return;
+    block.requested = block.markdown;
+    const version = ++block.version;
+    const html = this.renderBlock(block.markdown);
+    if (typeof html === "string") {
+      this.apply(block, version, html);
+      return;
+    }
+    const landing = html.then(
+      (value) => this.apply(block, version, value),
+      (error: unknown) => this.apply(block, version, null, error),
+    );
+    this.inFlight.add(landing);
+    void landing.finally(() => this.inFlight.delete(landing));
+  }
+
+  private apply(block: BlockState, version: number, html: string | null, error?: unknown): void {
+    if (version !== block.version) return;
+    if (html === null) {
+      // Show the source rather than nothing; the next change tries again.
+      block.requested = null;
+      block.element.textContent = block.markdown;
+      block.element.title = `Could not render this block: ${String(error)}`;
+      return;
+    }
+    // The HTML comes sanitized from the Rust side (architecture.md: model output is sanitized).
+    block.element.innerHTML = html;
+    block.element.removeAttribute("title");
+  }
+
+  private ensurePage(page: number): PageState {
+    let state = this.pages.get(page);
+    if (state) return state;
+    const section = document.createElement("section");
+    section.className = "markdown-page";
+    section.dataset["page"] = String(page);
+    // Pages may start in any order (the page on screen first); keep the sections in page order.
+    const after = [...this.pages.entries()].filter(([p]) => p > page).sort(([a], [b]) => a - b)[0];
+    this.root.insertBefore(section, after ? after[1].section : null);
+    state = { section, blocks: new Map() };
+    this.pages.set(page, state);
+    return state;
+  }
+
+  private ensureBlock(page: number, blockId: number): BlockState {
+    const state = this.ensurePage(page);
+    let block = state.blocks.get(blockId);
+    if (block) return block;
+    const element = document.createElement("div");
+    element.className = "markdown-block";
+    element.dataset["blockId"] = String(blockId);
+    const after = [...state.blocks.entries()].filter(([id]) => id > blockId).sort(([a], [b]) => a - b)[0];
+    state.section.insertBefore(element, after ? after[1].element : (state.section.querySelector(".page-notice") ?? null));
+    // An empty block shows nothing, so there is nothing to render until text arrives.
+    block = { page, element, markdown: "", requested: "", version: 0 };
+    state.blocks.set(blockId, block);
+    return block;
+  }
+
+  private clearPage(page: number): void {
+    const state = this.pages.get(page);
+    if (!state) return;
+    for (const block of state.blocks.values()) {
+      this.dirty.delete(block);
+      block.version++; // drops renders still on their way
+      block.element.remove();
+    }
+    state.blocks.clear();
+    this.setNotice(page, null);
+  }
+
+  private setWriting(page: number, blockId: number | null): void {
+    for (const [id, block] of this.pages.get(page)?.blocks ?? []) {
+      block.element.classList.toggle("writing", id === blockId);
+    }
+  }
+
+  private setStatus(page: number, status: PageStatus): void {
+    this.ensurePage(page).section.dataset["status"] = status;
+  }
+
+  private setNotice(page: number, text: string | null): void {
+    const section = this.ensurePage(page).section;
+    let notice = section.querySelector<HTMLElement>(":scope > .page-notice");
+    if (text === null) {
+      notice?.remove();
+      return;
+    }
+    if (!notice) {
+      notice = document.createElement("p");
+      notice.className = "page-notice";
+      section.append(notice);
+    }
+    notice.textContent = text;
+  }
+}
