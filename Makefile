@@ -34,7 +34,7 @@ $(PDFIUM): scripts/fetch-pdfium.sh
 	bash scripts/fetch-pdfium.sh $(DEPS)/pdfium
 
 $(UI_MODULES): ui/package.json ui/package-lock.json
-	cd ui && npm ci --no-audit --no-fund --loglevel=error
+	cd ui && npm install --no-audit --no-fund --loglevel=error
 
 $(TOOLS)/tauri-driver:
 	cargo install tauri-driver --version 2.1.0 --locked --quiet --root $(DEPS)/tools
