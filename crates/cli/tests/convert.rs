@@ -269,3 +269,28 @@ fn ocr_without_model_weights_exits_4() {
         stderr(&run)
     );
 }
+
+#[test]
+fn a_document_that_repeats_a_paragraph_is_not_taken_for_a_looping_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdf = fixture("pdfs/born_digital_papers_math_tables/docling__code_and_formula.pdf");
+    let out = dir.path().join("out");
+    let run = deepread(
+        &dir.path().join("cache.sqlite3"),
+        &[
+            "convert",
+            pdf.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--engine",
+            "text",
+        ],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let markdown = std::fs::read_to_string(out.join("docling__code_and_formula.md")).unwrap();
+    // The last sentence of page 2 in the published ground truth, after the paragraph's fourth repeat.
+    assert!(
+        markdown.contains("tincidunt ut laoreet dolore magna aliquam erat volutpat"),
+        "{markdown}"
+    );
+}

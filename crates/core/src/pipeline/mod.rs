@@ -79,7 +79,11 @@ pub fn read_document(
         document_hash: &hash,
         fingerprint: recognizer.fingerprint(),
         recognizer: recognizer.name(),
-        sentinel: options.sentinel.clone(),
+        sentinel: if recognizer.may_loop() {
+            options.sentinel.clone()
+        } else {
+            SentinelConfig::never()
+        },
     };
     let mut sink = EventSink::new(context, cache, cancel, on_event);
     let to_read = match cache.filter(|_| options.use_cache) {

@@ -63,6 +63,11 @@ pub trait Recognizer: Send + Sync {
     /// cache keeps results of different settings apart.
     fn fingerprint(&self) -> &str;
     fn needs(&self) -> PageNeeds;
+    /// Whether its output can run away in a loop (a generative model can; a copy of the text layer
+    /// cannot, and repeats what the document repeats).
+    fn may_loop(&self) -> bool {
+        true
+    }
     /// Reads pages as `pages` yields them, reporting into `sink`. Pages may be read together
     /// (several in flight); a recognizer pulls the next page when it has room for it.
     fn read(&self, pages: &mut dyn Iterator<Item = PageInput>, sink: &mut dyn PageSink);

@@ -43,6 +43,10 @@ impl Recognizer for TextLayerRecognizer {
         }
     }
 
+    fn may_loop(&self) -> bool {
+        false
+    }
+
     fn read(&self, pages: &mut dyn Iterator<Item = PageInput>, sink: &mut dyn PageSink) {
         for page in pages {
             if sink.cancelled() {

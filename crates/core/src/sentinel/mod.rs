@@ -88,6 +88,20 @@ pub struct SentinelConfig {
     pub budget_headroom: usize,
 }
 
+impl SentinelConfig {
+    /// A sentinel that never fires: for recognizers that copy text rather than generate it (a
+    /// document may well repeat a paragraph).
+    pub fn never() -> Self {
+        SentinelConfig {
+            min_novelty: 0.0,
+            max_same_box: usize::MAX,
+            max_same_text_run: usize::MAX,
+            token_budget: None,
+            ..SentinelConfig::default()
+        }
+    }
+}
+
 impl Default for SentinelConfig {
     fn default() -> Self {
         SentinelConfig {
