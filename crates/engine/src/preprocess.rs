@@ -4,7 +4,7 @@
 //! Output is plain `f32` buffers (CHW), so this stays independent of any tensor library.
 
 mod global_view;
-mod resample;
+pub(crate) mod resample;
 mod tiling;
 
 pub use global_view::{place, Placement};

@@ -67,8 +67,9 @@ fn vertical_runs_first((in_w, in_h): (u32, u32), (out_w, out_h): (u32, u32)) -> 
     shrink_y > 0 && shrink_y > shrink_x * 2
 }
 
-/// Pillow's cubic convolution kernel with a = −0.5 (`bicubic_filter` in Resample.c).
-fn bicubic(x: f64) -> f64 {
+/// Pillow's cubic convolution kernel with a = −0.5 (`bicubic_filter` in Resample.c); PyTorch's
+/// antialiased bicubic uses the same kernel, so SAM's position-table resize shares it.
+pub(crate) fn bicubic(x: f64) -> f64 {
     const A: f64 = -0.5;
     let x = x.abs();
     if x < 1.0 {

@@ -1,18 +1,10 @@
 //! The two weight resamplings SAM needs for inputs smaller than the 1024² it was trained on (spec §7.1–7.2).
 //! Both depend only on the weights, so they run once at load, in f32 on the CPU, as PyTorch does them.
 
-/// PyTorch's bicubic kernel for antialiased resampling: Keys cubic with a = −0.5 (Pillow's), not the −0.75 of
-/// plain `mode="bicubic"`.
+/// PyTorch's kernel for antialiased bicubic resampling: Keys cubic with a = −0.5 (Pillow's), not the
+/// −0.75 of plain `mode="bicubic"`.
 fn cubic_aa(x: f32) -> f32 {
-    const A: f32 = -0.5;
-    let x = x.abs();
-    if x < 1.0 {
-        ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0
-    } else if x < 2.0 {
-        (((x - 5.0) * x + 8.0) * x - 4.0) * A
-    } else {
-        0.0
-    }
+    crate::preprocess::resample::bicubic(f64::from(x)) as f32
 }
 
 /// One output sample of an antialiased 1-D resize: the first input index and the normalised weights.
