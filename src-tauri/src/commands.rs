@@ -2,11 +2,14 @@
 
 use std::path::PathBuf;
 
+use deepread_core::PageEvent;
 use deepread_pdf::PageSize;
 use serde::Serialize;
+use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::library::Library;
+use crate::reading::{ReadingStarted, Readings};
 
 /// What the front end needs to lay a document out before any page is rendered.
 #[derive(Serialize)]
@@ -47,6 +50,38 @@ pub async fn open_document(
         title,
         pages,
     })
+}
+
+/// Reads an open document; its events stream to `events`. Pages read before come from the cache.
+/// Asynchronous so that loading the model, the first time, does not hold up the window.
+#[tauri::command]
+pub async fn read_document(
+    id: String,
+    events: Channel<PageEvent>,
+    library: State<'_, Library>,
+    readings: State<'_, Readings>,
+) -> Result<ReadingStarted, String> {
+    let document = library
+        .document(&id)
+        .ok_or_else(|| "this document is not open".to_owned())?;
+    Ok(readings.start(document, events))
+}
+
+#[tauri::command]
+pub fn stop_reading(id: String, readings: State<'_, Readings>) {
+    readings.stop(&id);
+}
+
+/// A block's Markdown as HTML that is safe to show: model output is untrusted text.
+#[tauri::command]
+pub fn render_markdown(markdown: String) -> String {
+    deepread_core::export::markdown_to_safe_html(&markdown)
+}
+
+/// What the person should know since start-up (a cache that was set aside, say).
+#[tauri::command]
+pub fn notices(readings: State<'_, Readings>) -> Vec<String> {
+    readings.notices().to_vec()
 }
 
 fn file_name(path: &std::path::Path) -> String {

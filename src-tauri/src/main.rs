@@ -7,11 +7,13 @@
 mod commands;
 mod library;
 mod page_protocol;
+mod reading;
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use library::Library;
+use reading::Readings;
 
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -26,10 +28,15 @@ fn main() -> anyhow::Result<()> {
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(Library::new(launch_paths))
+        .manage(Readings::new())
         .register_asynchronous_uri_scheme_protocol(page_protocol::SCHEME, page_protocol::serve)
         .invoke_handler(tauri::generate_handler![
             commands::launch_paths,
             commands::open_document,
+            commands::read_document,
+            commands::stop_reading,
+            commands::render_markdown,
+            commands::notices,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .context("the DeepRead window could not start")

@@ -1,7 +1,8 @@
 // Drives the real DeepRead window: Xvfb for a display, tauri-driver in front of WebKitWebDriver, and a
 // minimal W3C WebDriver client over fetch. Used by the desktop tests in this folder.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
@@ -54,7 +55,15 @@ export async function startDriver() {
   await until("Xvfb", 10_000, () => existsSync(`/tmp/.X11-unix/X${display.slice(1)}`));
   const port = await freePort();
   const nativePort = await freePort();
-  const env = { ...process.env, DISPLAY: display, WEBKIT_DISABLE_COMPOSITING_MODE: "1" };
+  const scratch = mkdtempSync(path.join(tmpdir(), "deepread-desktop-"));
+  const env = {
+    ...process.env,
+    DISPLAY: display,
+    WEBKIT_DISABLE_COMPOSITING_MODE: "1",
+    // A cache of the test's own, and no model: born-digital pages are read through their text layer.
+    DEEPREAD_CACHE: path.join(scratch, "cache.sqlite3"),
+    DEEPREAD_MODEL: path.join(scratch, "no-model"),
+  };
   const driver = spawn(
     tauriDriver,
     ["--port", String(port), "--native-port", String(nativePort), "--native-driver", "/usr/bin/WebKitWebDriver"],
@@ -67,6 +76,7 @@ export async function startDriver() {
     close() {
       driver.kill("SIGTERM");
       xvfb.kill("SIGTERM");
+      rmSync(scratch, { recursive: true, force: true });
     },
   };
 }
@@ -93,6 +103,22 @@ export async function openApp(driver, args) {
     run: (script, ...scriptArgs) =>
       call(driver.base, "POST", route("/execute/sync"), { script, args: scriptArgs }),
     waitFor: (what, script, timeoutMs = 20_000) => until(what, timeoutMs, () => session.run(script)),
+    /** A real pointer click at a point of the viewport (CSS pixels). */
+    clickAt: (x, y) =>
+      call(driver.base, "POST", route("/actions"), {
+        actions: [
+          {
+            type: "pointer",
+            id: "mouse",
+            parameters: { pointerType: "mouse" },
+            actions: [
+              { type: "pointerMove", origin: "viewport", x: Math.round(x), y: Math.round(y) },
+              { type: "pointerDown", button: 0 },
+              { type: "pointerUp", button: 0 },
+            ],
+          },
+        ],
+      }),
     screenshot: async () => Buffer.from(await call(driver.base, "GET", route("/screenshot")), "base64"),
     close: () => call(driver.base, "DELETE", route("")),
   };

@@ -1,5 +1,6 @@
 // The Rust side's commands and the page image protocol, typed.
-import { invoke } from "@tauri-apps/api/core";
+import { Channel, invoke } from "@tauri-apps/api/core";
+import type { PageEvent } from "./events";
 
 export interface PageSize {
   width_pt: number;
@@ -26,4 +27,29 @@ const pageOrigin = navigator.userAgent.includes("Windows") ? "http://page.localh
 
 export function pageImageUrl(documentId: string, page: number, widthPx: number): string {
   return `${pageOrigin}/${encodeURIComponent(documentId)}/${page}?w=${Math.round(widthPx)}`;
+}
+
+export interface ReadingStarted {
+  recognizer: string;
+  notice: string | null;
+}
+
+/** Starts reading a document; its events arrive through `onEvent` in order. */
+export function readDocument(id: string, onEvent: (event: PageEvent) => void): Promise<ReadingStarted> {
+  const events = new Channel<PageEvent>();
+  events.onmessage = onEvent;
+  return invoke<ReadingStarted>("read_document", { id, events });
+}
+
+export function stopReading(id: string): Promise<void> {
+  return invoke<void>("stop_reading", { id });
+}
+
+/** Markdown to sanitized HTML, in Rust (pulldown-cmark and an allow-list). */
+export function renderMarkdown(markdown: string): Promise<string> {
+  return invoke<string>("render_markdown", { markdown });
+}
+
+export function notices(): Promise<string[]> {
+  return invoke<string[]>("notices");
 }

@@ -1,10 +1,11 @@
-// Wires the window together: opening documents (command line, Open dialog, drag and drop) and
-// moving between pages. View state only; documents live in Rust.
+// Wires the window together: opening documents (command line, Open dialog, drag and drop), reading
+// them, and moving between pages. View state only; documents and results live in Rust.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
-import { launchPaths, openDocument, type DocumentInfo } from "./api";
+import { launchPaths, notices, openDocument } from "./api";
 import { LibraryPane } from "./library-pane";
 import { PageView } from "./page-view";
+import { DocumentSession } from "./session";
 
 function element<T extends HTMLElement>(id: string): T {
   const found = document.getElementById(id);
@@ -12,24 +13,38 @@ function element<T extends HTMLElement>(id: string): T {
   return found as T;
 }
 
-const pageView = new PageView(element("page-pane"));
-const library = new LibraryPane(element("library-pane"), (page) => showPage(page));
+const markdownPane = element<HTMLElement>("markdown-pane");
 const title = element<HTMLSpanElement>("document-title");
 const statusBar = element<HTMLElement>("status-bar");
 const dropVeil = element<HTMLDivElement>("drop-veil");
 
-let current: DocumentInfo | undefined;
+let session: DocumentSession | undefined;
 let currentPage = 0;
+
+const pageView = new PageView(element("page-pane"), {
+  onSelect: (blockId) => session?.selectBox(blockId),
+});
+const library = new LibraryPane(element("library-pane"), (page) => showPage(page));
+
+markdownPane.addEventListener("click", (event) => {
+  const block = (event.target as HTMLElement).closest<HTMLElement>("[data-block-id]");
+  const section = block?.closest<HTMLElement>("[data-page]");
+  if (!block || !section) return;
+  session?.selectBlock(Number(section.dataset.page), Number(block.dataset.blockId));
+  showPage(Number(section.dataset.page), { keepMarkdown: true });
+});
 
 async function openPaths(paths: string[]): Promise<void> {
   // Several files may arrive at once; the last one opened is shown.
   for (const path of paths) {
     try {
-      current = await openDocument(path);
-      currentPage = 0;
-      title.textContent = current.title;
-      library.show(current);
+      const doc = await openDocument(path);
+      void session?.stop();
+      session = new DocumentSession(doc, pageView, markdownPane, (text) => (statusBar.textContent = text));
+      title.textContent = doc.title;
+      library.show(doc);
       showPage(0);
+      await session.read();
     } catch (error) {
       pageView.showError(`${path}: ${String(error)}`);
       statusBar.textContent = "";
@@ -37,12 +52,11 @@ async function openPaths(paths: string[]): Promise<void> {
   }
 }
 
-function showPage(page: number): void {
-  if (!current || page < 0 || page >= current.pages.length) return;
+function showPage(page: number, { keepMarkdown = false } = {}): void {
+  if (!session || page < 0 || page >= session.doc.pages.length) return;
+  if (page !== currentPage || !keepMarkdown) session.showPage(page);
   currentPage = page;
-  pageView.show(current, page);
   library.select(page);
-  statusBar.textContent = `Page ${page + 1} of ${current.pages.length}`;
 }
 
 async function chooseFiles(): Promise<void> {
@@ -59,6 +73,8 @@ window.addEventListener("keydown", (event) => {
   if (event.ctrlKey && event.key.toLowerCase() === "o") {
     event.preventDefault();
     void chooseFiles();
+  } else if (event.key === "Escape") {
+    void session?.stop();
   } else if (event.key === "ArrowRight") {
     showPage(currentPage + 1);
   } else if (event.key === "ArrowLeft") {
@@ -73,4 +89,7 @@ void getCurrentWebview().onDragDropEvent((event) => {
 });
 
 pageView.showWelcome();
+void notices().then((messages) => {
+  if (messages.length > 0) statusBar.textContent = messages.join(" ");
+});
 void launchPaths().then(openPaths);

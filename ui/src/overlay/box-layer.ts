@@ -79,7 +79,7 @@ export class BoxLayer {
   }
 
   /** A page's final blocks, replacing whatever was streamed. */
-  setBlocks(blocks: readonly Block[]): void {
+  setBlocks(blocks: readonly Pick<Block, "id" | "label" | "boxes">[]): void {
     this.clear();
     for (const block of blocks) this.addBox(block.id, block.label, block.boxes);
   }
