@@ -294,3 +294,39 @@ fn a_document_that_repeats_a_paragraph_is_not_taken_for_a_looping_model() {
         "{markdown}"
     );
 }
+
+/// A model folder made from the engine's tiny test model, with one thing wrong.
+fn damaged_model(dir: &Path, damage: impl FnOnce(&Path)) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/tiny_native");
+    let model = dir.join("model");
+    std::fs::create_dir_all(&model).unwrap();
+    for file in ["config.json", "model.safetensors"] {
+        std::fs::copy(source.join(file), model.join(file)).unwrap();
+    }
+    damage(&model);
+    model
+}
+
+#[test]
+fn damaged_weights_exit_4_and_say_which_file_and_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let truncated = damaged_model(&dir.path().join("a"), |m| {
+        let weights = m.join("model.safetensors");
+        let bytes = std::fs::read(&weights).unwrap();
+        std::fs::write(&weights, &bytes[..bytes.len() / 2]).unwrap();
+    });
+    let bad_config = damaged_model(&dir.path().join("b"), |m| {
+        std::fs::write(m.join("config.json"), b"{").unwrap()
+    });
+    for (model, words) in [
+        (truncated, "model.safetensors"),
+        (bad_config, "config.json"),
+    ] {
+        let run = Command::new(env!("CARGO_BIN_EXE_deepread"))
+            .args(["models", "verify", "--model", model.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(4), "{}", stderr(&run));
+        assert!(stderr(&run).contains(words), "{}", stderr(&run));
+    }
+}
