@@ -84,6 +84,24 @@ test("without model weights the text layer is read: Markdown streams in, boxes a
       "the clicked block's box to be highlighted",
       `return document.querySelector('.grounding-box[data-block-id="${other.id}"]').classList.contains("highlighted");`,
     );
+    // Every page read (the first test opened this paper too, so its pages may come from the cache):
+    // each thumbnail says so; the legend counts the boxes of the page by label.
+    await app.waitFor(
+      "every page's badge to say done",
+      `return [...document.querySelectorAll(".thumbnail")]
+        .every((t) => t.dataset.status === "done" || t.dataset.status === "fromCache");`,
+      60_000,
+    );
+    const legend = await app.run(`
+      const chips = [...document.querySelectorAll(".legend-chip")].map((c) => c.textContent);
+      const counts = {};
+      for (const b of document.querySelectorAll(".grounding-box")) counts[b.dataset.label] = (counts[b.dataset.label] ?? 0) + 1;
+      return { chips, counts };`);
+    assert.ok(legend.chips.length > 0, "the legend has chips");
+    for (const chip of legend.chips) {
+      const [label, count] = [chip.slice(0, chip.lastIndexOf(" ")).replace(" ", "_"), Number(chip.slice(chip.lastIndexOf(" ") + 1))];
+      assert.equal(count, legend.counts[label], `legend chip "${chip}"`);
+    }
     const shots = path.join(repoRoot, "docs/screenshots");
     writeFileSync(path.join(shots, "reading-linked.png"), await app.screenshot());
   } finally {

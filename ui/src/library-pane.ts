@@ -31,6 +31,12 @@ export class LibraryPane {
     }
   }
 
+  /** The page's reading status, shown as a badge on its thumbnail. */
+  setStatus(page: number, status: string): void {
+    const item = this.root.querySelector<HTMLElement>(`.thumbnail[data-page="${page}"]`);
+    if (item) item.dataset.status = status;
+  }
+
   private thumbnail(documentId: string, page: number, aspect: number): HTMLElement {
     const item = document.createElement("button");
     item.type = "button";

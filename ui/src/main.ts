@@ -40,7 +40,13 @@ async function openPaths(paths: string[]): Promise<void> {
     try {
       const doc = await openDocument(path);
       void session?.stop();
-      session = new DocumentSession(doc, pageView, markdownPane, (text) => (statusBar.textContent = text));
+      session = new DocumentSession(
+        doc,
+        pageView,
+        markdownPane,
+        (text) => (statusBar.textContent = text),
+        (page, status) => library.setStatus(page, status),
+      );
       title.textContent = doc.title;
       library.show(doc);
       showPage(0);
@@ -68,6 +74,7 @@ async function chooseFiles(): Promise<void> {
 }
 
 element<HTMLButtonElement>("open-button").addEventListener("click", () => void chooseFiles());
+element<HTMLButtonElement>("stop-button").addEventListener("click", () => void session?.stop());
 
 window.addEventListener("keydown", (event) => {
   if (event.ctrlKey && event.key.toLowerCase() === "o") {
@@ -75,6 +82,8 @@ window.addEventListener("keydown", (event) => {
     void chooseFiles();
   } else if (event.key === "Escape") {
     void session?.stop();
+  } else if (event.key === "j" || event.key === "k") {
+    session?.stepBlock(event.key === "j" ? 1 : -1);
   } else if (event.key === "ArrowRight") {
     showPage(currentPage + 1);
   } else if (event.key === "ArrowLeft") {

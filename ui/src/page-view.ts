@@ -2,9 +2,12 @@
 // boxes drawn over it.
 import { pageImageUrl, type DocumentInfo } from "./api";
 import { BoxLayer, type BoxLayerOptions } from "./overlay/box-layer";
+import { Legend } from "./overlay/legend";
 
 export class PageView {
   readonly boxes: BoxLayer;
+  readonly legend: Legend;
+  private readonly legendBar: HTMLDivElement;
   private readonly frame: HTMLDivElement;
   private readonly layer: HTMLDivElement;
   private image: HTMLImageElement | undefined;
@@ -17,6 +20,8 @@ export class PageView {
     this.frame.className = "page-frame";
     this.layer = document.createElement("div");
     this.boxes = new BoxLayer(this.layer, boxOptions);
+    this.legendBar = document.createElement("div");
+    this.legend = new Legend(this.legendBar, this.boxes);
     new ResizeObserver(() => this.placeBoxes()).observe(root);
   }
 
@@ -32,8 +37,9 @@ export class PageView {
     image.addEventListener("error", () => this.showError(`Page ${page + 1} could not be rendered.`));
     this.image = image;
     this.boxes.clear();
+    this.legend.refresh();
     this.frame.replaceChildren(image, this.layer);
-    this.root.replaceChildren(this.frame);
+    this.root.replaceChildren(this.legendBar, this.frame);
   }
 
   /** Brings a box of the page into view. */

@@ -10,6 +10,7 @@ export class DocumentSession {
   private readonly index = new BlockIndex();
   private readonly markdown: StreamingRenderer;
   private page = 0;
+  private selected: number | null = null;
   private pagesDone = 0;
 
   constructor(
@@ -17,6 +18,7 @@ export class DocumentSession {
     private readonly pageView: PageView,
     markdownPane: HTMLElement,
     private readonly onStatus: (text: string) => void,
+    private readonly onPageStatus: (page: number, status: string) => void,
   ) {
     markdownPane.replaceChildren();
     this.markdown = new StreamingRenderer(markdownPane, { renderBlock: renderMarkdown });
@@ -34,8 +36,10 @@ export class DocumentSession {
   /** Shows page `page`: its boxes so far, and its Markdown scrolled into view. */
   showPage(page: number): void {
     this.page = page;
+    this.selected = null;
     this.pageView.show(this.doc, page);
     this.pageView.boxes.setBlocks(this.index.blocks(page));
+    this.pageView.legend.refresh();
     this.markdown.pageElement(page)?.scrollIntoView({ block: "start" });
   }
 
@@ -56,9 +60,23 @@ export class DocumentSession {
     this.pageView.reveal(blockId);
   }
 
+  /** `j`/`k`: the next or previous block of the page shown, linked as if clicked. */
+  stepBlock(direction: 1 | -1): void {
+    const next =
+      direction === 1 ? this.index.next(this.page, this.selected) : this.index.previous(this.page, this.selected);
+    if (next === null) return;
+    this.selected = next;
+    this.selectBlock(this.page, next);
+    const block = this.markdown.blockElement(this.page, next);
+    block?.scrollIntoView({ block: "center", behavior: "smooth" });
+    if (block) flash(block);
+  }
+
   private handle(event: PageEvent): void {
     this.markdown.handle(event);
     this.index.apply(event);
+    const status = this.markdown.status(event.page);
+    if (status) this.onPageStatus(event.page, status);
     if (event.type === "done" || event.type === "looped" || event.type === "failed") {
       this.pagesDone += 1;
       this.onStatus(`${this.pagesDone} of ${this.doc.pages.length} pages read`);
@@ -69,6 +87,7 @@ export class DocumentSession {
       case "blockOpened":
         boxes.addBox(event.blockId, event.label, event.boxes);
         boxes.setReadingHead(event.blockId);
+        this.pageView.legend.refresh();
         break;
       case "blockClosed":
         boxes.setReadingHead(null);
@@ -77,6 +96,7 @@ export class DocumentSession {
       case "looped":
         boxes.setReadingHead(null);
         boxes.setBlocks(event.blocks);
+        this.pageView.legend.refresh();
         break;
       default:
         break;

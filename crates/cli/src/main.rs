@@ -1,6 +1,7 @@
 //! `deepread`: documents to Markdown on the command line, with the same engine, cache and events as
 //! the desktop app.
 
+mod bench;
 mod convert;
 mod failure;
 mod models;
@@ -36,6 +37,8 @@ enum Command {
         #[command(subcommand)]
         command: models::ModelsCommand,
     },
+    /// Time the engine on synthetic pages: vision + prefill, decode step per batch size, tokens/s.
+    Bench(bench::BenchArgs),
 }
 
 /// The reading prompt.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Ocr(args) => ocr::run(args),
         Command::Models { command } => models::run(command),
+        Command::Bench(args) => bench::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
