@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
-use deepread_core::recognizer::{DeepSeekOcr2, ReadingMode, Recognizer, TextLayerRecognizer};
+use deepread_core::recognizer::{
+    default_model_dir, DeepSeekOcr2, ReadingMode, Recognizer, TextLayerRecognizer,
+};
 use deepread_core::PageEvent;
 use deepread_pdf::Document;
 use deepread_store::Store;
@@ -36,12 +38,10 @@ pub struct ReadingStarted {
 
 impl Readings {
     /// Opens the cache (`DEEPREAD_CACHE`, else the platform data folder) and notes where the model
-    /// is looked for (`DEEPREAD_MODEL`, else models/DeepSeek-OCR-2). A cache that cannot be opened
+    /// is looked for. A cache that cannot be opened
     /// is reported, and reading goes on without one.
     pub fn new() -> Self {
-        let model_dir = std::env::var_os("DEEPREAD_MODEL")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("models/DeepSeek-OCR-2"));
+        let model_dir = default_model_dir();
         let mut notices = Vec::new();
         let (cache, runtime) = match open_cache() {
             Ok((cache, runtime, set_aside)) => {

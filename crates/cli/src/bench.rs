@@ -14,8 +14,8 @@ use deepread_engine::{
     PageInput, PageOutput,
 };
 
-use crate::default_model_dir;
 use crate::failure::Failure;
+use deepread_core::recognizer::default_model_dir;
 
 /// "<|grounding|>Convert the document to markdown." after the image run (shared/fixtures/tokenizer).
 const LAYOUT_PROMPT_IDS: [u32; 9] = [201, 128820, 21842, 270, 4940, 304, 2121, 7919, 16];
@@ -72,14 +72,14 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         .iter()
         .map(|&n| time_batch(&engine, &page, n, args.tokens))
         .collect::<Result<Vec<_>, _>>()?;
-    let floor_ms = decode_bytes(&config.text, dtype) / (args.bandwidth_gbs * 1e9) * 1e3;
+    let step_bytes = decode_bytes(&config.text, dtype);
     print_report(
         &args,
         &dir,
         &device,
         dtype,
         page.prompt_ids.len(),
-        floor_ms,
+        step_bytes,
         &rows,
     );
     Ok(())

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use deepread_core::export::{write_json, write_markdown, DocumentExport, PageExport, PageStatus};
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions, ReadingSummary};
-use deepread_core::recognizer::{DeepSeekOcr2, Recognizer, TextLayerRecognizer};
+use deepread_core::recognizer::{default_model_dir, DeepSeekOcr2, Recognizer, TextLayerRecognizer};
 use deepread_pdf::Document;
 use deepread_store::Store;
 
 use crate::failure::Failure;
 use crate::page_ranges::parse_pages;
 use crate::progress::DocumentProgress;
-use crate::{default_model_dir, Mode};
+use crate::Mode;
 
 #[derive(Args)]
 pub struct ConvertArgs {

@@ -9,7 +9,6 @@ mod ocr;
 mod page_ranges;
 mod progress;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -57,13 +56,6 @@ impl From<Mode> for deepread_core::recognizer::ReadingMode {
             Mode::Plain => deepread_core::recognizer::ReadingMode::Plain,
         }
     }
-}
-
-/// Where model weights are looked for when `--model` is not given.
-pub fn default_model_dir() -> PathBuf {
-    std::env::var_os("DEEPREAD_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("models/DeepSeek-OCR-2"))
 }
 
 fn main() -> ExitCode {

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
+use deepread_core::recognizer::default_model_dir;
 use deepread_engine::Model;
 
-use crate::default_model_dir;
 use crate::failure::Failure;
 
 #[derive(Subcommand)]

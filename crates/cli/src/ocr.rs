@@ -5,16 +5,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use deepread_core::recognizer::ReadingMode;
-use deepread_engine::prompt::PromptPreset;
+use deepread_core::recognizer::{default_model_dir, ReadingMode, RENDER_DPI};
 use deepread_engine::{default_device, Flow, GenerateOptions, Ocr, TextEvent};
 use deepread_pdf::{Document, RenderSize};
 
 use crate::failure::Failure;
-use crate::{default_model_dir, Mode};
-
-/// The official PDF script renders pages at zoom 2.
-const RENDER_DPI: f32 = 144.0;
+use crate::Mode;
 
 #[derive(Args)]
 pub struct OcrArgs {
@@ -60,7 +56,7 @@ pub fn run(args: OcrArgs) -> Result<(), Failure> {
     }
     let (device, dtype) = default_device();
     let ocr = Ocr::load(&dir, &device, dtype).map_err(Failure::model)?;
-    let prompt = preset(args.mode.into()).text();
+    let prompt = ReadingMode::from(args.mode).preset().text();
     let input = ocr.prepare(&image, prompt).map_err(Failure::model)?;
     let options = GenerateOptions {
         max_new_tokens: args.max_new_tokens,
@@ -88,11 +84,4 @@ pub fn run(args: OcrArgs) -> Result<(), Failure> {
     }
     let _ = writeln!(stdout);
     Ok(())
-}
-
-fn preset(mode: ReadingMode) -> PromptPreset {
-    match mode {
-        ReadingMode::Layout => PromptPreset::Layout,
-        ReadingMode::Plain => PromptPreset::Plain,
-    }
 }

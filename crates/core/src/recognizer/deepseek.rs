@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use super::{Control, PageInput, PageNeeds, PageSink, ReadStats, Recognizer};
 
 /// The official PDF script renders pages at zoom 2 of 72 dpi.
-const RENDER_DPI: f32 = 144.0;
+pub const RENDER_DPI: f32 = 144.0;
 /// Bytes sampled from each end of a weights file for the fingerprint (hashing 6.8 GB at every start
 /// would take seconds; the header names every tensor's shape and offset, the samples its data).
 const FINGERPRINT_SAMPLE: u64 = 1 << 20;
@@ -29,8 +29,17 @@ pub enum ReadingMode {
     Plain,
 }
 
+/// Where model weights are looked for when no folder is named: `DEEPREAD_MODEL`, else
+/// `models/DeepSeek-OCR-2` (models/README.md).
+pub fn default_model_dir() -> PathBuf {
+    std::env::var_os("DEEPREAD_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("models/DeepSeek-OCR-2"))
+}
+
 impl ReadingMode {
-    fn preset(self) -> PromptPreset {
+    /// The official prompt for this mode.
+    pub fn preset(self) -> PromptPreset {
         match self {
             ReadingMode::Layout => PromptPreset::Layout,
             ReadingMode::Plain => PromptPreset::Plain,

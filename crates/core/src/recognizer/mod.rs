@@ -7,7 +7,7 @@ mod text_layer;
 use deepread_pdf::{PageSize, RenderSize, Word};
 use image::RgbImage;
 
-pub use deepseek::{DeepSeekOcr2, ModelError, ReadingMode};
+pub use deepseek::{default_model_dir, DeepSeekOcr2, ModelError, ReadingMode, RENDER_DPI};
 pub use text_layer::TextLayerRecognizer;
 
 /// What a recognizer needs of each page; the pipeline prepares only that.
