@@ -54,7 +54,7 @@ test-ui: $(UI_MODULES)
 	cd ui && npm run --silent typecheck && npx vitest run --passWithNoTests
 
 test-desktop: build $(TOOLS)/tauri-driver
-	node --test tests/desktop/
+	node --test --test-concurrency=1 tests/desktop/
 
 lint:
 	cargo fmt --all --check

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
-    default_model_dir, DeepSeekOcr2, ReadingMode, Recognizer, TextLayerRecognizer,
+    default_model_dir, DeepSeekOcr2, ReadingMode, Recognizer, ReplayRecognizer, TextLayerRecognizer,
 };
 use deepread_core::PageEvent;
 use deepread_pdf::Document;
@@ -17,6 +17,8 @@ use tauri::ipc::Channel;
 
 /// Pages the model reads at once.
 const PAGES_IN_FLIGHT: usize = 4;
+/// Recorded output plays at about 1,000 tokens a second: a fast GPU's pace for one page.
+const REPLAY_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
 pub struct Readings {
     cache: Option<Arc<Cache>>,
@@ -69,13 +71,7 @@ impl Readings {
 
     /// Starts reading `document` (stopping an earlier reading of it); events go to `channel`.
     pub fn start(&self, document: Arc<Document>, channel: Channel<PageEvent>) -> ReadingStarted {
-        let (recognizer, notice): (Arc<dyn Recognizer>, _) = match self.model() {
-            Ok(model) => (model, None),
-            Err(why) => (
-                Arc::new(TextLayerRecognizer::new()),
-                Some(format!("{why} Reading the PDF's own text layer instead.")),
-            ),
-        };
+        let (recognizer, notice) = self.recognizer();
         let cancel = CancelToken::new();
         let id = document.content_hash().to_owned();
         if let Some(earlier) = self.lock_running().insert(id.clone(), cancel.clone()) {
@@ -119,6 +115,22 @@ impl Readings {
 
     fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancelToken>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Who reads: recorded output when `DEEPREAD_REPLAY` names a folder of it (demos and the desktop
+    /// tests), else the model, else the text layer with a word on why.
+    fn recognizer(&self) -> (Arc<dyn Recognizer>, Option<String>) {
+        if let Some(dir) = std::env::var_os("DEEPREAD_REPLAY") {
+            let replay = ReplayRecognizer::new(&PathBuf::from(dir), REPLAY_PAUSE);
+            return (Arc::new(replay), None);
+        }
+        match self.model() {
+            Ok(model) => (model, None),
+            Err(why) => (
+                Arc::new(TextLayerRecognizer::new()),
+                Some(format!("{why} Reading the PDF's own text layer instead.")),
+            ),
+        }
     }
 
     /// The model, loaded on first use; why not, when it cannot be.

@@ -46,7 +46,7 @@ async function until(what, timeoutMs, probe) {
 }
 
 /** Starts a display and the driver once for a test file; `close()` stops both. */
-export async function startDriver() {
+export async function startDriver(extraEnv = {}) {
   for (const needed of [app, tauriDriver, "/usr/bin/WebKitWebDriver", "/usr/bin/Xvfb"]) {
     if (!existsSync(needed)) throw new Error(`${needed} is missing: run \`make test\`, which builds and installs it`);
   }
@@ -63,6 +63,7 @@ export async function startDriver() {
     // A cache of the test's own, and no model: born-digital pages are read through their text layer.
     DEEPREAD_CACHE: path.join(scratch, "cache.sqlite3"),
     DEEPREAD_MODEL: path.join(scratch, "no-model"),
+    ...extraEnv,
   };
   const driver = spawn(
     tauriDriver,

@@ -50,8 +50,12 @@ test("without model weights the text layer is read: Markdown streams in, boxes a
     const boxes = await app.run(`return document.querySelectorAll(".grounding-box").length;`);
     assert.ok(boxes >= blocks, `${boxes} boxes for ${blocks} blocks`);
     // The paper's title, typeset by its authors, is in the first page's Markdown.
-    const markdown = await app.run(`return document.querySelector('#markdown-pane [data-page="0"]').textContent;`);
-    assert.match(markdown, /Trace-based Just-in-Time Type Specialization for Dynamic Languages/);
+    const title = await app.waitFor(
+      "the paper's title in page 1's Markdown (blocks render asynchronously)",
+      `return document.querySelector('#markdown-pane [data-page="0"]').textContent
+        .includes("Trace-based Just-in-Time Type Specialization for Dynamic Languages");`,
+    );
+    assert.ok(title);
 
     // Click the box of the block that holds "Abstract": its block is flashed and scrolled into view.
     const target = await app.run(`

@@ -2,12 +2,14 @@
 //! drives every recognizer the same way and turns what it writes into the same events.
 
 mod deepseek;
+mod replay;
 mod text_layer;
 
 use deepread_pdf::{PageSize, RenderSize, Word};
 use image::RgbImage;
 
 pub use deepseek::{default_model_dir, DeepSeekOcr2, ModelError, ReadingMode, RENDER_DPI};
+pub use replay::ReplayRecognizer;
 pub use text_layer::TextLayerRecognizer;
 
 /// What a recognizer needs of each page; the pipeline prepares only that.
