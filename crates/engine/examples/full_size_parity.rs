@@ -20,6 +20,10 @@ use candle_core::{DType, Device, Tensor};
 use deepread_engine::model::{Model, PageImage};
 use serde_json::Value;
 
+#[path = "../tests/support/pixel_hash.rs"]
+mod pixel_hash;
+use pixel_hash::hash_pixels;
+
 /// The requirement's thresholds, for the engine in bf16 against the oracle as transformers runs it by default.
 const MAX_REL_LOGITS: f64 = 1e-2;
 const MIN_TOP1_SHARE: f64 = 0.99;
@@ -183,22 +187,6 @@ fn page_image(meta: &Value) -> Result<PageImage> {
         );
     }
     Ok(image)
-}
-
-fn hash_pixels(seed: u32, n: usize, size: usize) -> Vec<f32> {
-    (0..(n * 3 * size * size) as u32)
-        .map(|i| {
-            let mut x = i
-                .wrapping_mul(0x9E37_79B1)
-                .wrapping_add(seed.wrapping_mul(0x85EB_CA77));
-            x ^= x >> 15;
-            x = x.wrapping_mul(0x2C1B_3C6D);
-            x ^= x >> 12;
-            x = x.wrapping_mul(0x297A_2D39);
-            x ^= x >> 15;
-            (f32::from((x >> 24) as u8) / 255.0 - 0.5) / 0.5
-        })
-        .collect()
 }
 
 /// Load in `dtype`, then vision, merge and one LM pass over the whole prompt, timed with device syncs.

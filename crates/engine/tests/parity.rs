@@ -12,6 +12,10 @@ use deepread_engine::generate::{GenerateOptions, NoRepeatNgram};
 use deepread_engine::model::{Model, PageImage};
 use serde_json::Value;
 
+#[path = "support/pixel_hash.rs"]
+mod pixel_hash;
+use pixel_hash::hash_pixels;
+
 const TOL: f64 = 1e-4;
 
 fn fixtures() -> PathBuf {
@@ -48,23 +52,6 @@ fn stage(name: &str) -> &'static Tensor {
     stages()
         .get(name)
         .unwrap_or_else(|| panic!("stage {name} missing from the fixtures"))
-}
-
-/// The fixture script's pixel hash (`hash_pixels`), then ToTensor + Normalize(0.5, 0.5) in f32.
-fn hash_pixels(seed: u32, n: usize, size: usize) -> Vec<f32> {
-    (0..(n * 3 * size * size) as u32)
-        .map(|i| {
-            let mut x = i
-                .wrapping_mul(0x9E37_79B1)
-                .wrapping_add(seed.wrapping_mul(0x85EB_CA77));
-            x ^= x >> 15;
-            x = x.wrapping_mul(0x2C1B_3C6D);
-            x ^= x >> 12;
-            x = x.wrapping_mul(0x297A_2D39);
-            x ^= x >> 15;
-            (f32::from((x >> 24) as u8) / 255.0 - 0.5) / 0.5
-        })
-        .collect()
 }
 
 fn page_image(n_tiles: usize, seed: u32) -> PageImage {

@@ -1,22 +1,11 @@
 //! Prompt ids and streamed decoding with the derived DeepSeek-OCR tokenizer in the shared fixtures.
 
-use std::path::{Path, PathBuf};
+mod preprocess_support;
 
 use deepread_engine::prompt::{
     build_prompt_ids, PromptError, PromptPreset, TextStreamer, Tokenizer,
 };
-
-fn fixtures_dir() -> PathBuf {
-    let dir = std::env::var_os("DEEPREAD_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"));
-    assert!(
-        dir.is_dir(),
-        "fixtures directory {} is missing (set DEEPREAD_FIXTURES)",
-        dir.display()
-    );
-    dir
-}
+use preprocess_support::fixtures_dir;
 
 fn tokenizer() -> Tokenizer {
     let dir = fixtures_dir().join("tokenizer");
