@@ -37,6 +37,7 @@ fn main() -> anyhow::Result<()> {
             commands::stop_reading,
             commands::render_markdown,
             commands::notices,
+            commands::export_document,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .context("the DeepRead window could not start")

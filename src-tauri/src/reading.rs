@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use deepread_core::export::FinishedPages;
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
     default_model_dir, DeepSeekOcr2, ReadingMode, Recognizer, ReplayRecognizer, TextLayerRecognizer,
@@ -28,6 +29,8 @@ pub struct Readings {
     model_dir: PathBuf,
     model: OnceLock<Result<Arc<DeepSeekOcr2>, String>>,
     running: Mutex<HashMap<String, CancelToken>>,
+    /// Every finished page of every document read in this window, by document: what Export writes.
+    finished: Arc<Mutex<HashMap<String, FinishedPages>>>,
 }
 
 /// Which recognizer reads, and anything the person should know about that choice.
@@ -62,6 +65,7 @@ impl Readings {
             model_dir,
             model: OnceLock::new(),
             running: Mutex::new(HashMap::new()),
+            finished: Arc::default(),
         }
     }
 
@@ -82,10 +86,15 @@ impl Readings {
             notice,
         };
         let cache = self.cache.clone();
+        let finished = Arc::clone(&self.finished);
         let spawned = std::thread::Builder::new()
             .name("deepread-reading".into())
             .spawn(move || {
                 let mut send = |event: PageEvent| {
+                    lock(&finished)
+                        .entry(id.clone())
+                        .or_default()
+                        .observe(&event);
                     if channel.send(event).is_err() {
                         // The window is gone: nobody is waiting for the rest.
                         cancel.cancel();
@@ -113,8 +122,13 @@ impl Readings {
         }
     }
 
-    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancelToken>> {
-        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The pages of document `id` finished so far, in any reading of this window.
+    pub fn finished(&self, id: &str) -> FinishedPages {
+        lock(&self.finished).get(id).cloned().unwrap_or_default()
+    }
+
+    fn lock_running(&self) -> MutexGuard<'_, HashMap<String, CancelToken>> {
+        lock(&self.running)
     }
 
     /// Who reads: recorded output when `DEEPREAD_REPLAY` names a folder of it (demos and the desktop
@@ -143,6 +157,10 @@ impl Readings {
             })
             .clone()
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 type OpenedCache = (Cache, tokio::runtime::Runtime, Option<String>);

@@ -2,13 +2,17 @@
 // event path; and hostile model output, which must stay text.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fixtures, openApp, repoRoot, startDriver } from "./session.mjs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { decodePng } from "./png.mjs";
+import { fixtures, openApp, popplerPageCount, popplerPageSize, repoRoot, startDriver } from "./session.mjs";
 
 const manual = path.join(fixtures, "grounding/with_source/xiongpu1_agent/vastera_manual");
 const replayDir = mkdtempSync(path.join(tmpdir(), "deepread-replay-"));
+const exportDir = path.join(replayDir, "export");
+const source = path.join(manual, "source.pdf");
 
 /** The model's text inside a reference `infer` stdout capture: between the header and the stats. */
 function capturedOutput(file) {
@@ -27,41 +31,88 @@ function recordManual(dir) {
   }
 }
 
+/** The blocks a capture announces, in order: `{ label, boxes }` from its grounding tags. */
+function capturedBlocks(capture) {
+  const tag = /<\|ref\|>(.*?)<\|\/ref\|><\|det\|>(.*?)<\|\/det\|>/g;
+  return [...capture.matchAll(tag)].map(([, label, det]) => ({ label, boxes: JSON.parse(det) }));
+}
+
+const pageDone = (page) => `return document.querySelector('.thumbnail[data-page="${page}"]')?.dataset.status === "done";`;
+
+// One window for the file: the reading streams, then the same reading is exported.
 let driver;
+let app;
 before(async () => {
   recordManual(path.join(replayDir, "manual"));
-  driver = await startDriver({ DEEPREAD_REPLAY: path.join(replayDir, "manual") });
+  driver = await startDriver({ DEEPREAD_REPLAY: path.join(replayDir, "manual"), DEEPREAD_EXPORT_DIR: exportDir });
+  app = await openApp(driver, [source]);
 });
-after(() => {
+after(async () => {
+  await app?.close();
   driver?.close();
   rmSync(replayDir, { recursive: true, force: true });
 });
 
 test("the manual's recorded output streams in: every box of the capture is on the page, its text in the pane", async () => {
-  const app = await openApp(driver, [path.join(manual, "source.pdf")]);
-  try {
-    await app.waitFor(
-      "page 1 to be read",
-      `return document.querySelector('.thumbnail[data-page="0"]')?.dataset.status === "done";`,
-    );
-    const capture = capturedOutput(path.join(manual, "page001.stdout.md"));
-    const blocks = capture.split("<|det|>").length - 1;
-    const shown = await app.run(
-      `return new Set([...document.querySelectorAll(".grounding-box")].map((b) => b.dataset.blockId)).size;`,
-    );
-    assert.equal(shown, blocks, "one block of boxes per <|det|> in the capture");
-    const heading = /^# (.+)$/m.exec(capture)[1].trim();
-    const shows = await app.waitFor(
-      `the pane to show "${heading}"`,
-      `return document.querySelector('#markdown-pane [data-page="0"]').textContent.includes(${JSON.stringify(heading)});`,
-    );
-    assert.ok(shows);
-    await app.waitFor(
-      "the later pages to stream in",
-      `return document.querySelector('.thumbnail[data-page="2"]')?.dataset.status === "done";`,
-    );
-    writeFileSync(path.join(repoRoot, "docs/screenshots/reading-replay.png"), await app.screenshot());
-  } finally {
-    await app.close();
+  await app.waitFor("page 1 to be read", pageDone(0));
+  const capture = capturedOutput(path.join(manual, "page001.stdout.md"));
+  const blocks = capture.split("<|det|>").length - 1;
+  const shown = await app.run(
+    `return new Set([...document.querySelectorAll(".grounding-box")].map((b) => b.dataset.blockId)).size;`,
+  );
+  assert.equal(shown, blocks, "one block of boxes per <|det|> in the capture");
+  const heading = /^# (.+)$/m.exec(capture)[1].trim();
+  const shows = await app.waitFor(
+    `the pane to show "${heading}"`,
+    `return document.querySelector('#markdown-pane [data-page="0"]').textContent.includes(${JSON.stringify(heading)});`,
+  );
+  assert.ok(shows);
+  await app.waitFor("the later pages to stream in", pageDone(2));
+  writeFileSync(path.join(repoRoot, "docs/screenshots/reading-replay.png"), await app.screenshot());
+});
+
+test("Ctrl+E exports the pages read so far: Markdown as the reference wrote it, figures that decode, a JSON sidecar", async () => {
+  await app.waitFor("page 3 to be read", pageDone(2));
+  await app.pressCtrl("e");
+  const json = path.join(exportDir, "source.json");
+  // The sidecar is written last, and atomically: once it is there, the export is complete.
+  for (let waited = 0; !existsSync(json); waited += 200) {
+    assert.ok(waited < 60_000, "the export did not finish within a minute");
+    await sleep(200);
   }
+
+  // The Markdown: one section per page of the PDF, the pages read as the reference's own .mmd files.
+  const pages = popplerPageCount(source);
+  const sections = readFileSync(path.join(exportDir, "source.md"), "utf8").split("\n\n<--- Page Split --->\n");
+  assert.equal(sections.length, pages + 1, "every page followed by a page split");
+  for (let page = 0; page < 3; page++) {
+    const reference = readFileSync(path.join(manual, `page${String(page + 1).padStart(3, "0")}.result.mmd`), "utf8");
+    const lines = reference.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("![]("));
+    assert.ok(lines.length > 0);
+    for (const line of lines) assert.ok(sections[page].includes(line), `page ${page + 1} lacks: ${line.slice(0, 60)}`);
+  }
+
+  // Every figure the Markdown links is a whole PNG; page 1's figure is the whole page.
+  const links = sections.flatMap((section) => [...section.matchAll(/!\[[^\]]*\]\((images\/[^)]+)\)/g)].map((m) => m[1]));
+  assert.ok(links.includes("images/0_0.png"), `page 1's figure is linked (links: ${links.join(", ")})`);
+  for (const link of links) decodePng(path.join(exportDir, link));
+  const figure = decodePng(path.join(exportDir, "images/0_0.png"));
+  const size = popplerPageSize(source, 1);
+  assert.ok(
+    Math.abs(figure.width / figure.height - size.width / size.height) < 0.01,
+    `a [0,0,999,999] crop is the page's shape: ${figure.width}x${figure.height} for ${size.width}x${size.height} pt`,
+  );
+
+  // The sidecar: every page, and page 1's blocks with the labels and boxes of the capture.
+  const sidecar = JSON.parse(readFileSync(json, "utf8"));
+  assert.equal(sidecar.format, "deepread-export");
+  assert.equal(sidecar.pages.length, pages);
+  assert.equal(sidecar.pages[0].status, "read");
+  const expected = capturedBlocks(capturedOutput(path.join(manual, "page001.stdout.md")));
+  assert.deepEqual(
+    sidecar.pages[0].blocks.map((b) => ({ label: b.label, boxes: b.boxes.map((x) => [x.x1, x.y1, x.x2, x.y2]) })),
+    expected,
+  );
+  assert.ok(sidecar.pages[0].blocks.every((b) => b.page === 0));
+  assert.equal(sidecar.pages[0].blocks.find((b) => b.label === "image").figure, "images/0_0.png");
 });

@@ -120,6 +120,22 @@ export async function openApp(driver, args) {
           },
         ],
       }),
+    /** Presses `key` with Ctrl held, as a person types a shortcut. */
+    pressCtrl: (key) =>
+      call(driver.base, "POST", route("/actions"), {
+        actions: [
+          {
+            type: "key",
+            id: "keyboard",
+            actions: [
+              { type: "keyDown", value: "\uE009" },
+              { type: "keyDown", value: key },
+              { type: "keyUp", value: key },
+              { type: "keyUp", value: "\uE009" },
+            ],
+          },
+        ],
+      }),
     screenshot: async () => Buffer.from(await call(driver.base, "GET", route("/screenshot")), "base64"),
     close: () => call(driver.base, "DELETE", route("")),
   };
@@ -132,4 +148,12 @@ export function popplerPageCount(file) {
   const match = /^Pages:\s+(\d+)/m.exec(out.stdout);
   if (!match) throw new Error(`pdfinfo could not read ${file}: ${out.stderr}`);
   return Number(match[1]);
+}
+
+/** Page `page` (1-based) size in points as poppler reports it: `{ width, height }`. */
+export function popplerPageSize(file, page) {
+  const out = spawnSync("pdfinfo", ["-f", String(page), "-l", String(page), file], { encoding: "utf8" });
+  const match = /^Page\s+\d+ size:\s+([\d.]+) x ([\d.]+) pts/m.exec(out.stdout);
+  if (!match) throw new Error(`pdfinfo could not size page ${page} of ${file}: ${out.stderr}`);
+  return { width: Number(match[1]), height: Number(match[2]) };
 }

@@ -53,3 +53,15 @@ export function renderMarkdown(markdown: string): Promise<string> {
 export function notices(): Promise<string[]> {
   return invoke<string[]>("notices");
 }
+
+export interface Exported {
+  folder: string;
+  files: number;
+  figures: number;
+  pagesRead: number;
+}
+
+/** Writes the pages read so far to a folder the person picks; null when they cancel. */
+export function exportDocument(id: string): Promise<Exported | null> {
+  return invoke<Exported | null>("export_document", { id });
+}

@@ -2,7 +2,7 @@
 // them, and moving between pages. View state only; documents and results live in Rust.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
-import { launchPaths, notices, openDocument } from "./api";
+import { exportDocument, launchPaths, notices, openDocument } from "./api";
 import { LibraryPane } from "./library-pane";
 import { PageView } from "./page-view";
 import { DocumentSession } from "./session";
@@ -17,6 +17,7 @@ const markdownPane = element<HTMLElement>("markdown-pane");
 const title = element<HTMLSpanElement>("document-title");
 const statusBar = element<HTMLElement>("status-bar");
 const dropVeil = element<HTMLDivElement>("drop-veil");
+const exportButton = element<HTMLButtonElement>("export-button");
 
 let session: DocumentSession | undefined;
 let currentPage = 0;
@@ -48,6 +49,7 @@ async function openPaths(paths: string[]): Promise<void> {
         (page, status) => library.setStatus(page, status),
       );
       title.textContent = doc.title;
+      exportButton.disabled = false;
       library.show(doc);
       showPage(0);
       await session.read();
@@ -73,6 +75,25 @@ async function chooseFiles(): Promise<void> {
   if (chosen) await openPaths(Array.isArray(chosen) ? chosen : [chosen]);
 }
 
+async function exportRead(): Promise<void> {
+  if (!session) return;
+  const total = session.doc.pages.length;
+  exportButton.disabled = true;
+  try {
+    const exported = await exportDocument(session.doc.id);
+    if (exported) {
+      statusBar.textContent =
+        `Exported ${exported.pagesRead} of ${total} pages to ${exported.folder} ` +
+        `(${exported.files} files, ${exported.figures} figures)`;
+    }
+  } catch (error) {
+    statusBar.textContent = String(error);
+  } finally {
+    exportButton.disabled = false;
+  }
+}
+
+exportButton.addEventListener("click", () => void exportRead());
 element<HTMLButtonElement>("open-button").addEventListener("click", () => void chooseFiles());
 element<HTMLButtonElement>("stop-button").addEventListener("click", () => void session?.stop());
 
@@ -80,6 +101,9 @@ window.addEventListener("keydown", (event) => {
   if (event.ctrlKey && event.key.toLowerCase() === "o") {
     event.preventDefault();
     void chooseFiles();
+  } else if (event.ctrlKey && event.key.toLowerCase() === "e") {
+    event.preventDefault();
+    void exportRead();
   } else if (event.key === "Escape") {
     void session?.stop();
   } else if (event.key === "j" || event.key === "k") {

@@ -12,6 +12,7 @@
 mod atomic;
 mod error;
 mod figures;
+mod finished_pages;
 mod html;
 mod json;
 mod markdown_file;
@@ -26,6 +27,7 @@ use crate::events::{Block, PageEvent};
 
 pub use error::ExportError;
 pub use figures::{figure_render_size, write_figures, FIGURES_DIR, FIGURE_DPI};
+pub use finished_pages::{write_document, FinishedPages};
 pub use html::{markdown_to_safe_html, write_html};
 pub use json::{write_json, JSON_FORMAT, JSON_VERSION};
 pub use markdown_file::{document_markdown, write_markdown, PAGE_SPLIT};
