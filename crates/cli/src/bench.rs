@@ -10,8 +10,8 @@ use clap::Args;
 use deepread_engine::config::{ModelConfig, TextConfig};
 use deepread_engine::vision::TILE_SIZE;
 use deepread_engine::{
-    default_device, Engine, Flow, GenerateEvent, GenerateOptions, NoRepeatNgram, PageImage,
-    PageInput, PageOutput,
+    default_device, DecodePath, Engine, Flow, GenerateEvent, GenerateOptions, NoRepeatNgram,
+    PageImage, PageInput, PageOutput,
 };
 
 use crate::failure::Failure;
@@ -34,6 +34,9 @@ pub struct BenchArgs {
     /// Tiles per page beside the global view.
     #[arg(long, default_value_t = 6)]
     crops: usize,
+    /// Decode on stock candle ops, one at a time (the unoptimised path), instead of the fused kernels.
+    #[arg(long)]
+    reference_path: bool,
     /// Device memory bandwidth for the floor, GB/s; 3000 is the H100's as measured in shared/gpu/README.md.
     #[arg(long, default_value_t = 3000.0)]
     bandwidth_gbs: f64,
@@ -42,7 +45,8 @@ pub struct BenchArgs {
 /// One batch size's figures.
 struct Row {
     pages: usize,
-    vision_prefill_ms: f64,
+    vision_ms: f64,
+    prefill_ms: f64,
     decode_step_ms: f64,
     tokens_per_s: f64,
     memory_bytes: Option<usize>,
@@ -62,7 +66,14 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
         )));
     }
     let (device, dtype) = default_device();
-    let engine = Engine::load(&dir, &device, dtype).map_err(Failure::model)?;
+    let path = if args.reference_path {
+        DecodePath::Reference
+    } else {
+        DecodePath::Fused
+    };
+    let engine = Engine::load(&dir, &device, dtype)
+        .and_then(|e| e.with_decode_path(path))
+        .map_err(Failure::model)?;
     let config = engine.model().config();
     let page = synthetic_page(config, args.crops);
     // The first pass pays one-off CUDA set-up (kernel modules, cuBLAS handle): keep it out of the figures.
@@ -76,8 +87,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     print_report(
         &args,
         &dir,
-        &device,
-        dtype,
+        (&device, dtype, engine.decode_path()),
         page.prompt_ids.len(),
         step_bytes,
         &rows,
@@ -154,14 +164,11 @@ fn row_of(pages: usize, outputs: &[PageOutput], memory_bytes: Option<usize>) -> 
         .iter()
         .map(|o| o.stats.decode_ms)
         .fold(0.0, f64::max);
-    let vision_prefill_ms = outputs
-        .iter()
-        .map(|o| o.stats.vision_ms + o.stats.prefill_ms)
-        .sum::<f64>()
-        / pages as f64;
+    let mean = |f: fn(&PageOutput) -> f64| outputs.iter().map(f).sum::<f64>() / pages as f64;
     Row {
         pages,
-        vision_prefill_ms,
+        vision_ms: mean(|o| o.stats.vision_ms),
+        prefill_ms: mean(|o| o.stats.prefill_ms),
         decode_step_ms: decode_ms / steps,
         tokens_per_s: pages as f64 * steps / (decode_ms / 1e3),
         memory_bytes,
@@ -200,8 +207,7 @@ fn device_memory_used(_device: &Device) -> Option<usize> {
 fn print_report(
     args: &BenchArgs,
     dir: &std::path::Path,
-    device: &Device,
-    dtype: DType,
+    (device, dtype, path): (&Device, DType, DecodePath),
     prompt_tokens: usize,
     step_bytes: f64,
     rows: &[Row],
@@ -209,7 +215,7 @@ fn print_report(
     let floor_ms = step_bytes / (args.bandwidth_gbs * 1e9) * 1e3;
     let where_ = if device.is_cuda() { "CUDA" } else { "CPU" };
     println!(
-        "deepread bench: {}, {where_}, {dtype:?}; {} tiles + global view, {prompt_tokens} prompt tokens, {} tokens per page",
+        "deepread bench: {}, {where_}, {dtype:?}, {path:?} decode path; {} tiles + global view, {prompt_tokens} prompt tokens, {} tokens per page",
         dir.display(),
         args.crops,
         args.tokens
@@ -219,14 +225,22 @@ fn print_report(
         step_bytes / 1e9,
         args.bandwidth_gbs
     );
-    println!("pages  vision+prefill ms/page  decode ms/step  tokens/s  GPU memory GB");
+    println!(
+        "pages  vision+prefill ms/page  (vision  prefill)  decode ms/step  tokens/s  GPU memory GB"
+    );
     for r in rows {
         let memory = r
             .memory_bytes
             .map_or("n/a".to_string(), |b| format!("{:.2}", b as f64 / 1e9));
         println!(
-            "{:>5}  {:>22.1}  {:>14.3}  {:>8.1}  {:>13}",
-            r.pages, r.vision_prefill_ms, r.decode_step_ms, r.tokens_per_s, memory
+            "{:>5}  {:>22.1}  ({:>6.1}  {:>7.1})  {:>14.3}  {:>8.1}  {:>13}",
+            r.pages,
+            r.vision_ms + r.prefill_ms,
+            r.vision_ms,
+            r.prefill_ms,
+            r.decode_step_ms,
+            r.tokens_per_s,
+            memory
         );
     }
     if let Some(r) = rows.iter().find(|r| r.pages == 1) {

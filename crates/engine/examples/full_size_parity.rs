@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
+use deepread_engine::lm::FusedDecoder;
 use deepread_engine::model::{Model, PageImage};
 use serde_json::Value;
 
@@ -37,9 +38,13 @@ struct Reference {
     n_teacher: usize,
 }
 
-/// The engine's outputs for one dtype, on the CPU in f32.
+/// The engine's outputs for one dtype and path, on the CPU in f32.
 struct EngineRun {
     dtype: DType,
+    /// "reference" (stock ops) or "fused" (the GPU kernels: MoE in the prompt pass, and the decode steps).
+    path: &'static str,
+    /// Fused path: the token each teacher-forced decode step chose (no ban), one per teacher position.
+    decode_picks: Option<Vec<u32>>,
     /// (n_teacher + 1, vocab): the last positions of the prompt logits.
     logits_tail: Tensor,
     /// Argmax at every prompt position, lowest index on ties (as `torch.argmax`).
@@ -73,7 +78,7 @@ fn main() -> Result<()> {
     let device = if args.iter().any(|a| a == "--cpu") {
         Device::Cpu
     } else {
-        Device::new_cuda(0).context("no CUDA device (build with --features cuda, or pass --cpu)")?
+        cuda_device()?
     };
     let reference = Reference::load(&work)?;
     let image = page_image(&reference.meta)?;
@@ -88,28 +93,51 @@ fn main() -> Result<()> {
     );
     let mut table = Vec::new();
     let mut verdict = None;
+    let paths: &[bool] = if device.is_cuda() {
+        &[false, true]
+    } else {
+        &[false]
+    };
     for dtype in [DType::BF16, DType::F32] {
-        let run = match run_engine(&work.join("model"), &device, dtype, &reference, &image) {
-            Ok(run) => run,
-            Err(e) => {
-                println!("engine {dtype:?}: FAILED: {e:#}");
-                if dtype == DType::BF16 {
-                    verdict = Some(false);
+        for &fused in paths {
+            let run = match run_engine(
+                &work.join("model"),
+                &device,
+                (dtype, fused),
+                &reference,
+                &image,
+            ) {
+                Ok(run) => run,
+                Err(e) => {
+                    println!("engine {dtype:?} fused={fused}: FAILED: {e:#}");
+                    if dtype == DType::BF16 {
+                        verdict = Some(false);
+                    }
+                    continue;
                 }
-                continue;
+            };
+            println!(
+                "engine {:?} {}: load {:.1} s, vision {:.3} s, LM prompt pass {:.3} s",
+                run.dtype, run.path, run.load_s, run.vision_s, run.lm_s
+            );
+            if let Some(picks) = &run.decode_picks {
+                for variant in &variants {
+                    let (strict, ties) = decode_agreement(picks, &reference, variant)?;
+                    println!(
+                    "  fused decode steps, {:?} vs {variant}: top-1 {ties}/{n} (ties counted), {strict}/{n} strict",
+                    run.dtype,
+                    n = reference.n_teacher
+                );
+                }
             }
-        };
-        println!(
-            "engine {:?}: load {:.1} s, vision {:.3} s, LM prompt pass {:.3} s",
-            run.dtype, run.load_s, run.vision_s, run.lm_s
-        );
-        for variant in &variants {
-            let a = compare(&run, &reference, variant)?;
-            print_misses(&run, variant, &a);
-            if dtype == DType::BF16 && variant == PASS_VARIANT {
-                verdict = Some(passes(&a, reference.n_teacher));
+            for variant in &variants {
+                let a = compare(&run, &reference, variant)?;
+                print_misses(&run, variant, &a);
+                if dtype == DType::BF16 && variant == PASS_VARIANT {
+                    verdict = Some(verdict.unwrap_or(true) && passes(&a, reference.n_teacher));
+                }
+                table.push((format!("{:?} {}", run.dtype, run.path), variant.clone(), a));
             }
-            table.push((run.dtype, variant.clone(), a));
         }
     }
     print_oracle_spread(&reference, &variants)?;
@@ -189,16 +217,25 @@ fn page_image(meta: &Value) -> Result<PageImage> {
     Ok(image)
 }
 
-/// Load in `dtype`, then vision, merge and one LM pass over the whole prompt, timed with device syncs.
+/// Load in `dtype`, then vision, merge and one LM pass over the whole prompt, timed with device syncs; on the
+/// fused path also the teacher-forced positions again, one fused decode step each.
 fn run_engine(
     model_dir: &Path,
     device: &Device,
-    dtype: DType,
+    (dtype, fused): (DType, bool),
     reference: &Reference,
     image: &PageImage,
 ) -> Result<EngineRun> {
     let t = Instant::now();
     let model = Model::load(model_dir, device, dtype)?;
+    let decoder = if fused {
+        Some(
+            FusedDecoder::new(model.text(), device, dtype)?
+                .context("no fused decoder for this device and dtype")?,
+        )
+    } else {
+        None
+    };
     device.synchronize()?;
     let load_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -207,13 +244,19 @@ fn run_engine(
     let vision_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let embeds = model.input_embeddings(&reference.prompt_ids, Some(&features))?;
-    let logits = model.prompt_logits(&embeds)?;
+    let len = embeds.dim(0)?;
+    let (hidden, _) = model.prefill_with(&embeds, len, decoder.as_ref())?;
+    let logits = model.text().logits(&hidden)?;
     device.synchronize()?;
     let lm_s = t.elapsed().as_secs_f64();
-    let len = logits.dim(0)?;
+    let decode_picks = decoder
+        .map(|d| teacher_forced_picks(&model, &d, reference, &embeds))
+        .transpose()?;
     let tail = reference.n_teacher + 1;
     Ok(EngineRun {
         dtype,
+        path: if fused { "fused" } else { "reference" },
+        decode_picks,
         logits_tail: logits
             .narrow(0, len - tail, tail)?
             .to_device(&Device::Cpu)?,
@@ -223,6 +266,55 @@ fn run_engine(
         vision_s,
         lm_s,
     })
+}
+
+/// Prefill the prompt proper, then feed the teacher-forced ids one fused decode step at a time: the token each
+/// step chooses is the top-1 at that position.
+fn teacher_forced_picks(
+    model: &Model,
+    decoder: &FusedDecoder,
+    reference: &Reference,
+    embeds: &Tensor,
+) -> Result<Vec<u32>> {
+    let len = embeds.dim(0)?;
+    let proper = len - reference.n_teacher;
+    let (_, mut cache) = model.prefill_with(&embeds.narrow(0, 0, proper)?, len, Some(decoder))?;
+    let mut picks = Vec::with_capacity(reference.n_teacher);
+    for &token in &reference.prompt_ids[proper..] {
+        let chosen = decoder
+            .step(model.text(), &[token], &mut [&mut cache], &[Vec::new()])?
+            .context("the fused step declined an empty ban list")?;
+        picks.push(chosen[0].context("no token chosen")?);
+    }
+    Ok(picks)
+}
+
+/// The fused decode steps' tokens against the oracle's top-1 at the teacher-forced positions: (strict, with
+/// the oracle's exact ties counted).
+fn decode_agreement(picks: &[u32], reference: &Reference, variant: &str) -> Result<(usize, usize)> {
+    let theirs = reference
+        .tensor(variant, "logits")?
+        .to_dtype(DType::F32)?
+        .to_vec2::<f32>()?;
+    let (mut strict, mut ties) = (0, 0);
+    // Row 0 of the oracle's tail is the end of the prompt proper; step j chose the token after teacher id j.
+    for (&pick, row) in picks.iter().zip(theirs.iter().skip(1)) {
+        let best = first_max(row);
+        strict += usize::from(pick as usize == best);
+        ties += usize::from(row[pick as usize] == row[best]);
+    }
+    Ok((strict, ties))
+}
+
+/// The GPU with the engine's own stream (CUDA graphs need one), or an error naming what is missing.
+#[cfg(feature = "cuda")]
+fn cuda_device() -> Result<Device> {
+    deepread_engine::engine_gpu(0).context("no CUDA device")
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_device() -> Result<Device> {
+    bail!("built without CUDA: build with --features cuda, or pass --cpu")
 }
 
 /// Index of the first maximum of each row of a (rows, n) f32 tensor.
@@ -345,13 +437,13 @@ fn print_oracle_spread(reference: &Reference, variants: &[String]) -> Result<()>
     Ok(())
 }
 
-fn print_table(rows: &[(DType, String, Agreement)], n_teacher: usize, prompt_len: usize) {
+fn print_table(rows: &[(String, String, Agreement)], n_teacher: usize, prompt_len: usize) {
     println!();
     println!("| engine | oracle | logits rel. error (last {}) | image features rel. error | top-1, teacher-forced (ties counted) | top-1 strict | top-1, all {prompt_len} positions |", n_teacher + 1);
     println!("|---|---|---|---|---|---|---|");
-    for (dtype, variant, a) in rows {
+    for (engine, variant, a) in rows {
         println!(
-            "| {dtype:?} | {variant} | {:.3e} | {:.3e} | {}/{n_teacher} ({:.2}%) | {}/{n_teacher} | {}/{prompt_len} |",
+            "| {engine} | {variant} | {:.3e} | {:.3e} | {}/{n_teacher} ({:.2}%) | {}/{n_teacher} | {}/{prompt_len} |",
             a.rel_logits,
             a.rel_features,
             a.top1,

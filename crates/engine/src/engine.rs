@@ -2,13 +2,14 @@
 //! generating, each page on its own cache. Tokens are reported as they are chosen.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use candle_core::{DType, Device};
 
 use crate::error::{EngineError, Result};
 use crate::generate::{greedy_pick, GenerateOptions};
-use crate::lm::SequenceCache;
+use crate::lm::{FusedDecoder, SequenceCache};
 use crate::model::{Model, PageImage};
 
 /// Decode-cache room reserved up front beyond the prompt; caches grow by doubling past it.
@@ -76,10 +77,20 @@ pub struct PageOutput {
     pub stats: PageStats,
 }
 
+/// How decode steps run. Both produce the same tokens up to the order of f32 sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodePath {
+    /// The fused GPU kernels where the device has them (CUDA, f32 or bf16), else the reference path.
+    Fused,
+    /// Stock candle ops, one at a time, as the reference implementation computes: the baseline for checks.
+    Reference,
+}
+
 /// A loaded model ready to read pages.
 #[derive(Debug, Clone)]
 pub struct Engine {
     model: Model,
+    fused: Option<Arc<FusedDecoder>>,
 }
 
 struct PageState<'a> {
@@ -95,13 +106,36 @@ struct PageState<'a> {
 }
 
 impl Engine {
-    pub fn new(model: Model) -> Self {
-        Self { model }
+    /// An engine on the fused decode path where the model's device supports it.
+    pub fn new(model: Model) -> Result<Self> {
+        let fused = FusedDecoder::new(model.text(), model.device(), model.dtype())?.map(Arc::new);
+        Ok(Self { model, fused })
     }
 
     /// [`Model::load`] wrapped in an engine.
     pub fn load(dir: &Path, device: &Device, dtype: DType) -> Result<Self> {
-        Ok(Self::new(Model::load(dir, device, dtype)?))
+        Self::new(Model::load(dir, device, dtype)?)
+    }
+
+    /// The same engine on `path`.
+    pub fn with_decode_path(mut self, path: DecodePath) -> Result<Self> {
+        self.fused = match path {
+            DecodePath::Reference => None,
+            DecodePath::Fused => {
+                FusedDecoder::new(self.model.text(), self.model.device(), self.model.dtype())?
+                    .map(Arc::new)
+            }
+        };
+        Ok(self)
+    }
+
+    /// The path decode steps take.
+    pub fn decode_path(&self) -> DecodePath {
+        if self.fused.is_some() {
+            DecodePath::Fused
+        } else {
+            DecodePath::Reference
+        }
     }
 
     pub fn model(&self) -> &Model {
@@ -160,13 +194,19 @@ impl Engine {
             .as_ref()
             .map(|img| self.model.image_features(img))
             .transpose()?;
+        // Waits for the vision work, so that the stats split the page's time where it is spent.
+        self.model.device().synchronize()?;
         let vision_ms = ms_since(t0);
         let t1 = Instant::now();
         let embeds = self
             .model
             .input_embeddings(&page.prompt_ids, image.as_ref())?;
         let room = opts.max_new_tokens.min(INITIAL_DECODE_ROOM);
-        let (hidden, cache) = self.model.prefill(&embeds, page.prompt_ids.len() + room)?;
+        let (hidden, cache) = self.model.prefill_with(
+            &embeds,
+            page.prompt_ids.len() + room,
+            self.fused.as_deref(),
+        )?;
         let last = hidden.narrow(0, hidden.dim(0)? - 1, 1)?;
         let logits = self
             .model
@@ -216,7 +256,41 @@ impl Engine {
             .iter()
             .map(|s| s.tokens.last().copied().unwrap_or(0))
             .collect();
-        let x = self.model.text().embed(&last)?.unsqueeze(1)?;
+        let bans: Vec<Vec<u32>> = active
+            .iter()
+            .map(|s| opts.no_repeat_ngram.banned(s.prompt, &s.tokens))
+            .collect();
+        let fused = match &self.fused {
+            Some(fused) => {
+                let mut caches: Vec<&mut SequenceCache> =
+                    active.iter_mut().map(|s| &mut s.cache).collect();
+                fused.step(self.model.text(), &last, &mut caches, &bans)?
+            }
+            None => None,
+        };
+        let chosen = match fused {
+            Some(chosen) => chosen,
+            None => self.reference_step(&mut active, &last, &bans)?,
+        };
+        let elapsed = ms_since(t0);
+        for (state, token) in active.iter_mut().zip(chosen) {
+            match token {
+                Some(token) => state.tokens.push(token),
+                None => state.finish = Some(FinishReason::AllBanned),
+            }
+            state.decode_ms += elapsed;
+        }
+        Ok(())
+    }
+
+    /// The decode step on stock ops: logits to the host, the greedy choice there.
+    fn reference_step(
+        &self,
+        active: &mut [&mut PageState<'_>],
+        last: &[u32],
+        bans: &[Vec<u32>],
+    ) -> Result<Vec<Option<u32>>> {
+        let x = self.model.text().embed(last)?.unsqueeze(1)?;
         let hidden = {
             let mut caches: Vec<&mut SequenceCache> =
                 active.iter_mut().map(|s| &mut s.cache).collect();
@@ -227,12 +301,11 @@ impl Engine {
             .text()
             .logits(&hidden.squeeze(1)?)?
             .to_vec2::<f32>()?;
-        let elapsed = ms_since(t0);
-        for (state, row) in active.iter_mut().zip(&logits) {
-            choose(state, row, opts);
-            state.decode_ms += elapsed;
-        }
-        Ok(())
+        Ok(logits
+            .iter()
+            .zip(bans)
+            .map(|(row, banned)| greedy_pick(row, banned))
+            .collect())
     }
 
     /// Emit the page's newest token and, when it stopped, its `Finished` event.

@@ -64,6 +64,9 @@ pub enum EngineError {
     #[error("input: {0}")]
     Input(String),
 
+    #[error("CUDA: {0}")]
+    Cuda(String),
+
     #[error("tensor operation failed: {0}")]
     Candle(#[from] candle_core::Error),
 }

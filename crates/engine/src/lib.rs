@@ -6,6 +6,8 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod generate;
+#[cfg(feature = "cuda")]
+pub mod kernels;
 pub mod layers;
 pub mod lm;
 pub mod model;
@@ -15,8 +17,12 @@ pub mod prompt;
 pub mod vision;
 pub mod weights;
 
-pub use engine::{Engine, FinishReason, Flow, GenerateEvent, PageInput, PageOutput, PageStats};
+pub use engine::{
+    DecodePath, Engine, FinishReason, Flow, GenerateEvent, PageInput, PageOutput, PageStats,
+};
 pub use error::EngineError;
 pub use generate::{GenerateOptions, NoRepeatNgram};
 pub use model::{Model, PageImage};
+#[cfg(feature = "cuda")]
+pub use ocr::engine_gpu;
 pub use ocr::{default_device, Ocr, TextEvent};

@@ -6,7 +6,7 @@ use candle_core::{DType, Device, Tensor};
 
 use crate::config::ModelConfig;
 use crate::error::{EngineError, Result};
-use crate::lm::{SequenceCache, TextModel};
+use crate::lm::{FusedDecoder, SequenceCache, TextModel};
 use crate::vision::{VisionTower, TILE_SIZE};
 use crate::weights::{WeightLayout, Weights};
 
@@ -170,10 +170,20 @@ impl Model {
     /// Run a prompt's embeddings (L, hidden) through the LM into a fresh cache; returns the final hidden states
     /// (L, hidden) and the cache, ready for decoding.
     pub fn prefill(&self, embeds: &Tensor, capacity: usize) -> Result<(Tensor, SequenceCache)> {
+        self.prefill_with(embeds, capacity, None)
+    }
+
+    /// [`Self::prefill`], with the MoE layers on the fused kernels when `fused` is given.
+    pub fn prefill_with(
+        &self,
+        embeds: &Tensor,
+        capacity: usize,
+        fused: Option<&FusedDecoder>,
+    ) -> Result<(Tensor, SequenceCache)> {
         let mut cache = self.text.new_cache(capacity.max(embeds.dim(0)?));
-        let hidden = self
-            .text
-            .forward_hidden(&embeds.unsqueeze(0)?, &mut [&mut cache])?;
+        let hidden =
+            self.text
+                .forward_hidden_with(&embeds.unsqueeze(0)?, &mut [&mut cache], fused)?;
         Ok((hidden.squeeze(0)?, cache))
     }
 

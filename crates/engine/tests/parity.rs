@@ -2,25 +2,20 @@
 //! every stage within 1e-4 relative in f32 on CPU, greedy tokens identical, both weight layouts, load errors.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use candle_core::{DType, Device, Tensor};
 use deepread_engine::engine::{Engine, FinishReason, Flow, GenerateEvent, PageInput};
 use deepread_engine::error::EngineError;
 use deepread_engine::generate::{GenerateOptions, NoRepeatNgram};
-use deepread_engine::model::{Model, PageImage};
-use serde_json::Value;
+use deepread_engine::model::Model;
 
-#[path = "support/pixel_hash.rs"]
-mod pixel_hash;
-use pixel_hash::hash_pixels;
+#[path = "support/tiny_oracle.rs"]
+mod tiny_oracle;
+use tiny_oracle::{fixtures, ids, meta, page_image, page_input};
 
 const TOL: f64 = 1e-4;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
 
 fn native() -> &'static Model {
     static M: OnceLock<Model> = OnceLock::new();
@@ -40,51 +35,10 @@ fn stages() -> &'static HashMap<String, Tensor> {
     })
 }
 
-fn meta() -> &'static Value {
-    static M: OnceLock<Value> = OnceLock::new();
-    M.get_or_init(|| {
-        let text = std::fs::read_to_string(fixtures().join("tiny_reference/meta.json")).unwrap();
-        serde_json::from_str(&text).unwrap()
-    })
-}
-
 fn stage(name: &str) -> &'static Tensor {
     stages()
         .get(name)
         .unwrap_or_else(|| panic!("stage {name} missing from the fixtures"))
-}
-
-fn page_image(n_tiles: usize, seed: u32) -> PageImage {
-    PageImage {
-        global: hash_pixels(seed, 1, 1024),
-        tiles: if n_tiles > 0 {
-            hash_pixels(seed + 1, n_tiles, 768)
-        } else {
-            Vec::new()
-        },
-        num_tiles: n_tiles,
-        base_size: 1024,
-        tile_size: 768,
-    }
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap() as u32)
-        .collect()
-}
-
-fn page_input(page: usize) -> PageInput {
-    let p = &meta()["pages"][page];
-    PageInput {
-        prompt_ids: ids(&p["prompt_ids"]),
-        image: Some(page_image(
-            p["n_tiles"].as_u64().unwrap() as usize,
-            p["seed"].as_u64().unwrap() as u32,
-        )),
-    }
 }
 
 /// ‖ours − ref‖ / ‖ref‖ in f64.
@@ -252,7 +206,7 @@ fn official_layout_loads_and_agrees_with_native() {
 }
 
 fn run(pages: &[usize], ngram: NoRepeatNgram) -> (Vec<Vec<u32>>, Vec<GenerateEvent>) {
-    let engine = Engine::new(native().clone());
+    let engine = Engine::new(native().clone()).expect("engine");
     let inputs: Vec<PageInput> = pages.iter().map(|&p| page_input(p)).collect();
     let opts = GenerateOptions {
         max_new_tokens: meta()["max_new_tokens"].as_u64().unwrap() as usize,

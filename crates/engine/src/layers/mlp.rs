@@ -3,29 +3,30 @@
 use candle_core::{Module, Tensor};
 use candle_nn::Linear;
 
-use super::linear;
+use super::{linear, stacked_linear};
 use crate::error::Result;
 use crate::weights::Weights;
 
-/// `down(silu(gate(x)) * up(x))`, no biases.
+/// `down(silu(gate(x)) * up(x))`, no biases. Gate and up are stacked into one (2I, H) projection at load, so
+/// both come from one matmul.
 #[derive(Debug, Clone)]
 pub struct SwiGlu {
-    gate_proj: Linear,
-    up_proj: Linear,
+    gate_up: Linear,
     down_proj: Linear,
+    intermediate: usize,
 }
 
 impl SwiGlu {
     pub fn load(w: &Weights, prefix: &str, hidden: usize, intermediate: usize) -> Result<Self> {
         Ok(Self {
-            gate_proj: linear(
+            gate_up: stacked_linear(
                 w,
-                &format!("{prefix}.gate_proj"),
+                &[
+                    (&format!("{prefix}.gate_proj"), intermediate),
+                    (&format!("{prefix}.up_proj"), intermediate),
+                ],
                 hidden,
-                intermediate,
-                false,
             )?,
-            up_proj: linear(w, &format!("{prefix}.up_proj"), hidden, intermediate, false)?,
             down_proj: linear(
                 w,
                 &format!("{prefix}.down_proj"),
@@ -33,13 +34,26 @@ impl SwiGlu {
                 hidden,
                 false,
             )?,
+            intermediate,
         })
+    }
+
+    /// The stacked gate/up projection (2I, H): rows 0..I gate, I..2I up.
+    pub fn gate_up(&self) -> &Linear {
+        &self.gate_up
+    }
+
+    pub fn down_proj(&self) -> &Linear {
+        &self.down_proj
     }
 }
 
 impl Module for SwiGlu {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let gate = candle_nn::ops::silu(&self.gate_proj.forward(x)?)?;
-        self.down_proj.forward(&(gate * self.up_proj.forward(x)?)?)
+        let gate_up = self.gate_up.forward(x)?;
+        let last = gate_up.rank() - 1;
+        let gate = candle_nn::ops::silu(&gate_up.narrow(last, 0, self.intermediate)?)?;
+        let up = gate_up.narrow(last, self.intermediate, self.intermediate)?;
+        self.down_proj.forward(&(gate * up)?)
     }
 }

@@ -27,6 +27,16 @@ pub fn linear(
     Ok(Linear::new(weight, bias))
 }
 
+/// Several bias-free `nn.Linear(in_dim, out_i)` stacked into one projection (Σ out_i, in_dim), so that
+/// they run as one matmul; `parts` lists each one's prefix and output size, in row order.
+pub fn stacked_linear(w: &Weights, parts: &[(&str, usize)], in_dim: usize) -> Result<Linear> {
+    let weights = parts
+        .iter()
+        .map(|(prefix, out_dim)| w.get(&format!("{prefix}.weight"), &[*out_dim, in_dim]))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Linear::new(Tensor::cat(&weights, 0)?, None))
+}
+
 /// `softmax` over the last dim computed in f32 and cast back, as the reference does for every attention.
 pub fn softmax_f32(x: &Tensor) -> Result<Tensor> {
     let dtype = x.dtype();

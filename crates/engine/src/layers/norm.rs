@@ -20,6 +20,14 @@ impl RmsNorm {
             eps,
         })
     }
+
+    pub fn weight(&self) -> &Tensor {
+        &self.weight
+    }
+
+    pub fn eps(&self) -> f64 {
+        self.eps
+    }
 }
 
 impl Module for RmsNorm {

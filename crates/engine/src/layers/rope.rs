@@ -27,22 +27,27 @@ impl Rotary {
         }
     }
 
+    /// cos and sin of `positions[row][t]` in f32, each (rows, T, d/2) row-major.
+    pub fn angles(&self, positions: &[Vec<usize>]) -> (Vec<f32>, Vec<f32>) {
+        let n = positions.iter().map(Vec::len).sum::<usize>() * self.inv_freq.len();
+        let mut cos = Vec::with_capacity(n);
+        let mut sin = Vec::with_capacity(n);
+        for &p in positions.iter().flatten() {
+            for &f in &self.inv_freq {
+                let angle = p as f32 * f;
+                cos.push(angle.cos());
+                sin.push(angle.sin());
+            }
+        }
+        (cos, sin)
+    }
+
     /// cos and sin of shape (rows, T, d/2) for `positions[row][t]`: built in f32, cast to the activation dtype.
     pub fn cos_sin(&self, positions: &[Vec<usize>]) -> Result<(Tensor, Tensor)> {
         let rows = positions.len();
         let t = positions.first().map_or(0, Vec::len);
         let half = self.inv_freq.len();
-        let mut cos = Vec::with_capacity(rows * t * half);
-        let mut sin = Vec::with_capacity(rows * t * half);
-        for row in positions {
-            for &p in row {
-                for &f in &self.inv_freq {
-                    let angle = p as f32 * f;
-                    cos.push(angle.cos());
-                    sin.push(angle.sin());
-                }
-            }
-        }
+        let (cos, sin) = self.angles(positions);
         let cos = Tensor::from_vec(cos, (rows, t, half), &self.device)?.to_dtype(self.dtype)?;
         let sin = Tensor::from_vec(sin, (rows, t, half), &self.device)?.to_dtype(self.dtype)?;
         Ok((cos, sin))

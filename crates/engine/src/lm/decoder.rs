@@ -3,7 +3,8 @@
 use candle_core::{DType, Module, Tensor};
 use candle_nn::{Embedding, Linear};
 
-use super::attention::TextAttention;
+use super::attention::{causal_mask, TextAttention};
+use super::fused_decode::FusedDecoder;
 use super::kv_cache::SequenceCache;
 use super::moe::Moe;
 use crate::config::TextConfig;
@@ -17,17 +18,17 @@ use crate::weights::Weights;
 const PREFIX: &str = "language_model";
 
 #[derive(Debug, Clone)]
-enum FeedForward {
+pub(super) enum FeedForward {
     Dense(SwiGlu),
     Sparse(Moe),
 }
 
 #[derive(Debug, Clone)]
-struct DecoderLayer {
-    input_norm: RmsNorm,
-    attn: TextAttention,
-    post_norm: RmsNorm,
-    ffn: FeedForward,
+pub(super) struct DecoderLayer {
+    pub(super) input_norm: RmsNorm,
+    pub(super) attn: TextAttention,
+    pub(super) post_norm: RmsNorm,
+    pub(super) ffn: FeedForward,
 }
 
 impl DecoderLayer {
@@ -63,17 +64,23 @@ impl DecoderLayer {
         cos: &Tensor,
         sin: &Tensor,
         caches: &mut [&mut SequenceCache],
+        masks: &[Option<Tensor>],
+        fused: Option<&FusedDecoder>,
     ) -> Result<Tensor> {
         let x = (x + self
             .attn
-            .forward(&self.input_norm.forward(x)?, cos, sin, caches)?)?;
+            .forward(&self.input_norm.forward(x)?, cos, sin, caches, masks)?)?;
         let normed = self.post_norm.forward(&x)?;
         let ffn = match &self.ffn {
             FeedForward::Dense(mlp) => mlp.forward(&normed)?,
             FeedForward::Sparse(moe) => {
                 let (b, t, h) = normed.dims3()?;
-                moe.forward(&normed.reshape((b * t, h))?)?
-                    .reshape((b, t, h))?
+                let rows = normed.reshape((b * t, h))?;
+                let out = match fused {
+                    Some(fused) => fused.moe(moe, &rows, None)?,
+                    None => moe.forward(&rows)?,
+                };
+                out.reshape((b, t, h))?
             }
         };
         Ok((x + ffn)?)
@@ -85,10 +92,10 @@ impl DecoderLayer {
 pub struct TextModel {
     cfg: TextConfig,
     embed_tokens: Embedding,
-    layers: Vec<DecoderLayer>,
-    norm: RmsNorm,
-    lm_head: Linear,
-    rotary: Rotary,
+    pub(super) layers: Vec<DecoderLayer>,
+    pub(super) norm: RmsNorm,
+    pub(super) lm_head: Linear,
+    pub(super) rotary: Rotary,
 }
 
 impl TextModel {
@@ -111,6 +118,11 @@ impl TextModel {
         &self.cfg
     }
 
+    /// The token embedding table (V, H).
+    pub(super) fn embedding_table(&self) -> &Tensor {
+        self.embed_tokens.embeddings()
+    }
+
     /// Token embeddings (T, H) for `ids`.
     pub fn embed(&self, ids: &[u32]) -> Result<Tensor> {
         if let Some(&bad) = ids.iter().find(|&&id| id as usize >= self.cfg.vocab_size) {
@@ -119,13 +131,23 @@ impl TextModel {
                 self.cfg.vocab_size
             )));
         }
-        let ids = Tensor::new(ids, self.embed_tokens.embeddings().device())?;
+        let ids = Tensor::new(ids, self.embedding_table().device())?;
         Ok(self.embed_tokens.forward(&ids)?)
     }
 
     /// Run `x` (B, T, H) — row b continuing sequence `caches[b]` — through every layer and the final norm.
     /// Returns the normed hidden states (B, T, H); the caches grow by T.
     pub fn forward_hidden(&self, x: &Tensor, caches: &mut [&mut SequenceCache]) -> Result<Tensor> {
+        self.forward_hidden_with(x, caches, None)
+    }
+
+    /// [`Self::forward_hidden`], with the MoE layers on the fused kernels when `fused` is given.
+    pub fn forward_hidden_with(
+        &self,
+        x: &Tensor,
+        caches: &mut [&mut SequenceCache],
+        fused: Option<&FusedDecoder>,
+    ) -> Result<Tensor> {
         let (b, t, _) = x.dims3()?;
         if caches.len() != b {
             return Err(EngineError::Input(format!(
@@ -146,9 +168,17 @@ impl TextModel {
             }
         }
         let (cos, sin) = self.rotary.cos_sin(&positions)?;
+        let masks = caches
+            .iter()
+            .map(|c| {
+                (t > 1)
+                    .then(|| causal_mask(t, c.len(), x.device(), x.dtype()))
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
         let mut x = x.clone();
         for layer in &self.layers {
-            x = layer.forward(&x, &cos, &sin, caches)?;
+            x = layer.forward(&x, &cos, &sin, caches, &masks, fused)?;
         }
         Ok(self.norm.forward(&x)?)
     }

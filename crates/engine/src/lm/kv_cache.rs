@@ -31,15 +31,37 @@ impl KvCache {
         self.len == 0
     }
 
+    /// Positions the buffers hold before they must grow.
+    pub fn capacity(&self) -> usize {
+        self.k.as_ref().map_or(0, |k| k.dims()[2])
+    }
+
+    /// The key and value buffers (1, kv_heads, capacity, head_dim), once allocated.
+    pub fn buffers(&self) -> Option<(&Tensor, &Tensor)> {
+        self.k.as_ref().zip(self.v.as_ref())
+    }
+
+    /// Make room for `extra` more positions shaped like `like` (1, kv_heads, _, head_dim) without storing
+    /// any, so that a kernel can write them in place.
+    pub fn reserve(&mut self, extra: usize, like: &Tensor) -> Result<()> {
+        let capacity = self.capacity();
+        if self.len + extra > capacity {
+            let new_capacity = (self.len + extra).max(2 * capacity).max(self.capacity_hint);
+            self.k = Some(grow(self.k.as_ref(), like, self.len, new_capacity)?);
+            self.v = Some(grow(self.v.as_ref(), like, self.len, new_capacity)?);
+        }
+        Ok(())
+    }
+
+    /// Count `n` positions a kernel wrote into the reserved room.
+    pub fn advance(&mut self, n: usize) {
+        self.len += n;
+    }
+
     /// Append `k`, `v` (1, kv_heads, T, head_dim) and return views of everything stored so far.
     pub fn append(&mut self, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
         let t = k.dim(2)?;
-        let capacity = self.k.as_ref().map_or(0, |k| k.dims()[2]);
-        if self.len + t > capacity {
-            let new_capacity = (self.len + t).max(2 * capacity).max(self.capacity_hint);
-            self.k = Some(grow(self.k.as_ref(), k, self.len, new_capacity)?);
-            self.v = Some(grow(self.v.as_ref(), v, self.len, new_capacity)?);
-        }
+        self.reserve(t, k)?;
         // Both buffers exist here: they were allocated above whenever the capacity was short.
         let (Some(kbuf), Some(vbuf)) = (&self.k, &self.v) else {
             return Err(EngineError::Input(
@@ -87,6 +109,32 @@ impl SequenceCache {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Positions every layer holds before growing (the layers grow together).
+    pub fn capacity(&self) -> usize {
+        self.layers.first().map_or(0, KvCache::capacity)
+    }
+
+    /// Room in every layer for one more position, written in place by a kernel; then [`Self::advance`].
+    pub fn reserve_one(&mut self) -> Result<()> {
+        for layer in &mut self.layers {
+            let Some((k, _)) = layer.buffers() else {
+                return Err(EngineError::Input(
+                    "decoding needs a prefilled key/value cache".into(),
+                ));
+            };
+            let like = k.narrow(2, 0, 1)?;
+            layer.reserve(1, &like)?;
+        }
+        Ok(())
+    }
+
+    /// Count one position written into every layer's reserved room.
+    pub fn advance(&mut self) {
+        for layer in &mut self.layers {
+            layer.advance(1);
+        }
     }
 }
 

@@ -2,8 +2,10 @@
 
 pub mod attention;
 pub mod decoder;
+pub mod fused_decode;
 pub mod kv_cache;
 pub mod moe;
 
 pub use decoder::TextModel;
+pub use fused_decode::FusedDecoder;
 pub use kv_cache::{KvCache, SequenceCache};

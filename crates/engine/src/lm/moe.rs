@@ -12,14 +12,14 @@ use crate::weights::Weights;
 #[derive(Debug, Clone)]
 pub struct Moe {
     /// (E, H) in f32: the reference casts both the hidden state and the gate weight to f32.
-    gate: Tensor,
-    gate_up: Tensor,
-    down: Tensor,
-    shared: Option<SwiGlu>,
-    top_k: usize,
+    pub(super) gate: Tensor,
+    pub(super) gate_up: Tensor,
+    pub(super) down: Tensor,
+    pub(super) shared: Option<SwiGlu>,
+    pub(super) top_k: usize,
     intermediate: usize,
-    scaling: f64,
-    norm_topk: bool,
+    pub(super) scaling: f64,
+    pub(super) norm_topk: bool,
 }
 
 /// The experts chosen for each token, with their weights.

@@ -1,0 +1,272 @@
+//! The decode step on the GPU kernels of `crate::kernels`: one token for each of B sequences with no host
+//! round trip inside the step (routing, the cache write and the greedy choice stay on the GPU): one upload
+//! of the step's inputs before it, one read-back of the chosen tokens after it. The first step at each
+//! batch size runs op by op and is then captured as a CUDA graph, which later steps of that size replay.
+//! Off CUDA there is no fused step; the straightforward path runs instead.
+
+#[cfg(feature = "cuda")]
+pub use gpu::FusedDecoder;
+
+#[cfg(not(feature = "cuda"))]
+pub use cpu::FusedDecoder;
+
+#[cfg(feature = "cuda")]
+mod gpu {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use candle_core::cuda_backend::cudarc::driver::{sys, CudaGraph};
+    use candle_core::{DType, Device, Module, Tensor};
+
+    use crate::error::{EngineError, Result};
+    use crate::kernels::{InputAddresses, Kernels, StepInputs};
+    use crate::lm::decoder::{DecoderLayer, FeedForward, TextModel};
+    use crate::lm::moe::Moe;
+    use crate::lm::SequenceCache;
+
+    /// The kernels for the model's device and dtype, and per batch size the step's input buffer and graph.
+    pub struct FusedDecoder {
+        kernels: Kernels,
+        batches: Mutex<HashMap<usize, BatchStep>>,
+        graphs: bool,
+    }
+
+    struct BatchStep {
+        inputs: StepInputs,
+        graph: Graph,
+    }
+
+    enum Graph {
+        NotYet,
+        Captured(SendGraph),
+        /// Capture failed once at this size (logged); the step runs op by op.
+        Unavailable,
+    }
+
+    /// A captured step. The driver launches a graph from any thread; it is only used under the mutex.
+    struct SendGraph(CudaGraph);
+    // SAFETY: a CUgraphExec handle is not tied to the thread that instantiated it, and every use of this one
+    // happens with the decoder's mutex held.
+    unsafe impl Send for SendGraph {}
+
+    impl std::fmt::Debug for FusedDecoder {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("FusedDecoder")
+                .field("graphs", &self.graphs)
+                .finish()
+        }
+    }
+
+    impl FusedDecoder {
+        /// None when the model is not on a CUDA device in f32/bf16, or has dimensions the kernels do not take.
+        /// CUDA graphs are used unless `DEEPREAD_CUDA_GRAPHS=0`.
+        pub fn new(model: &TextModel, device: &Device, dtype: DType) -> Result<Option<Self>> {
+            let cfg = model.config();
+            if !Kernels::supports(
+                cfg.head_dim(),
+                cfg.hidden_size,
+                cfg.moe_intermediate_size,
+                cfg.num_experts_per_tok,
+            ) {
+                return Ok(None);
+            }
+            let graphs = std::env::var("DEEPREAD_CUDA_GRAPHS").map_or(true, |v| v != "0");
+            Ok(Kernels::new(device, dtype)?.map(|kernels| Self {
+                kernels,
+                batches: Mutex::new(HashMap::new()),
+                graphs,
+            }))
+        }
+
+        /// Feeds `tokens[b]` to sequence `caches[b]` and returns each row's greedy next token under its
+        /// `bans[b]` (None when every token is banned); the caches grow by one. Returns Ok(None), having
+        /// done nothing, when a ban list is too long for the fused step.
+        pub fn step(
+            &self,
+            model: &TextModel,
+            tokens: &[u32],
+            caches: &mut [&mut SequenceCache],
+            bans: &[Vec<u32>],
+        ) -> Result<Option<Vec<Option<u32>>>> {
+            if !StepInputs::fits(bans) {
+                return Ok(None);
+            }
+            let dev = self.kernels.device();
+            for cache in caches.iter_mut() {
+                cache.reserve_one()?;
+            }
+            let positions: Vec<Vec<usize>> = caches.iter().map(|c| vec![c.len()]).collect();
+            let angles = model.rotary.angles(&positions);
+            let mut batches = self
+                .batches
+                .lock()
+                .map_err(|_| EngineError::Cuda("a decode step panicked".into()))?;
+            let b = tokens.len();
+            if !batches.contains_key(&b) {
+                batches.insert(b, self.batch_step(model, b)?);
+            }
+            let Some(batch) = batches.get_mut(&b) else {
+                return Err(EngineError::Cuda("no buffers for this batch size".into()));
+            };
+            batch
+                .inputs
+                .fill(dev, tokens, caches, (&angles.0, &angles.1), bans)?;
+            let inputs = batch.inputs.addresses(dev);
+            match &batch.graph {
+                Graph::Captured(graph) => graph
+                    .0
+                    .launch()
+                    .map_err(|e| EngineError::Cuda(e.to_string()))?,
+                Graph::NotYet if self.graphs => {
+                    // Candle's small uploads (shapes, strides) are cached from here on, so that the capture
+                    // finds them on the device.
+                    let _cached = dev.enable_cuda_graph_htod_cache();
+                    self.run_step(model, &inputs)?;
+                    batch.graph = self.capture(model, &inputs);
+                }
+                _ => self.run_step(model, &inputs)?,
+            }
+            let picks = batch.inputs.read_picks(dev)?;
+            for cache in caches.iter_mut() {
+                cache.advance();
+            }
+            Ok(Some(picks))
+        }
+
+        fn batch_step(&self, model: &TextModel, batch: usize) -> Result<BatchStep> {
+            let cfg = model.config();
+            let bf16 = model.embedding_table().dtype() == DType::BF16;
+            Ok(BatchStep {
+                inputs: StepInputs::new(
+                    self.kernels.device(),
+                    batch,
+                    cfg.num_layers,
+                    cfg.head_dim(),
+                    bf16,
+                )?,
+                graph: Graph::NotYet,
+            })
+        }
+
+        /// Records the step as a graph; nothing runs while it is recorded.
+        fn capture(&self, model: &TextModel, inputs: &InputAddresses) -> Graph {
+            let stream = self.kernels.device().cuda_stream();
+            let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+            if let Err(e) = stream.begin_capture(mode) {
+                tracing::warn!(error = %e, "CUDA graph capture unavailable; decoding op by op");
+                return Graph::Unavailable;
+            }
+            let recorded = self.run_step(model, inputs);
+            let flags =
+                sys::CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+            match (recorded, stream.end_capture(flags)) {
+                (Ok(()), Ok(Some(graph))) => {
+                    tracing::debug!(batch = inputs.batch, "decode step captured as a CUDA graph");
+                    Graph::Captured(SendGraph(graph))
+                }
+                (Err(e), _) => {
+                    tracing::warn!(error = %e, "decode step could not be captured; decoding op by op");
+                    Graph::Unavailable
+                }
+                (_, Err(e)) => {
+                    tracing::warn!(error = %e, "decode step could not be captured; decoding op by op");
+                    Graph::Unavailable
+                }
+                (Ok(()), Ok(None)) => Graph::Unavailable,
+            }
+        }
+
+        /// The step itself, device work only: reads `inputs`, writes the caches and the picks.
+        fn run_step(&self, model: &TextModel, inputs: &InputAddresses) -> Result<()> {
+            let k = &self.kernels;
+            let mut x = k.embed_rows(model.embedding_table(), inputs)?;
+            for (index, layer) in model.layers.iter().enumerate() {
+                x = self.layer_step(layer, index, &x, inputs)?;
+            }
+            let normed = k.rms_norm(&x, model.norm.weight(), model.norm.eps())?;
+            let logits = model.lm_head.forward(&normed)?;
+            k.greedy_pick(&logits, inputs)
+        }
+
+        /// One decoder layer on `x` (B, H).
+        fn layer_step(
+            &self,
+            layer: &DecoderLayer,
+            index: usize,
+            x: &Tensor,
+            inputs: &InputAddresses,
+        ) -> Result<Tensor> {
+            let k = &self.kernels;
+            let heads = layer.attn.heads();
+            let normed = k.rms_norm(x, layer.input_norm.weight(), layer.input_norm.eps())?;
+            let qkv = layer.attn.qkv_proj().forward(&normed)?;
+            let q = k.rope_kv_write(&qkv, inputs, index, heads)?;
+            let attn = k.attention(&q, inputs, index, heads)?;
+            let attn = layer.attn.o_proj().forward(&attn)?;
+            let (x, normed) =
+                k.add_rms_norm(x, &attn, layer.post_norm.weight(), layer.post_norm.eps())?;
+            match &layer.ffn {
+                FeedForward::Dense(mlp) => {
+                    let act = k.silu_mul(&mlp.gate_up().forward(&normed)?)?;
+                    Ok((x + mlp.down_proj().forward(&act)?)?)
+                }
+                FeedForward::Sparse(moe) => self.moe(moe, &normed, Some(&x)),
+            }
+        }
+
+        /// The routed and shared experts on `x` (n, H), reading only the experts the tokens chose; the result
+        /// is added to `residual` when given. Serves prefill (n = prompt length) as well as decode.
+        pub fn moe(&self, moe: &Moe, x: &Tensor, residual: Option<&Tensor>) -> Result<Tensor> {
+            let k = &self.kernels;
+            let (ids, weights) =
+                k.route_experts(x, &moe.gate, moe.top_k, moe.scaling, moe.norm_topk)?;
+            let routed = k.moe_experts(x, &moe.gate_up, &moe.down, &ids, &weights)?;
+            let shared = match &moe.shared {
+                Some(mlp) => {
+                    let act = k.silu_mul(&mlp.gate_up().forward(x)?)?;
+                    Some(mlp.down_proj().forward(&act)?)
+                }
+                None => None,
+            };
+            k.moe_combine(&routed, shared.as_ref(), residual, moe.top_k)
+        }
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+mod cpu {
+    use candle_core::{DType, Device};
+
+    use candle_core::Tensor;
+
+    use crate::error::Result;
+    use crate::lm::decoder::TextModel;
+    use crate::lm::moe::Moe;
+    use crate::lm::SequenceCache;
+
+    /// Never built without CUDA: [`FusedDecoder::new`] always answers None.
+    #[derive(Debug)]
+    pub struct FusedDecoder {
+        never: std::convert::Infallible,
+    }
+
+    impl FusedDecoder {
+        pub fn new(_model: &TextModel, _device: &Device, _dtype: DType) -> Result<Option<Self>> {
+            Ok(None)
+        }
+
+        pub fn step(
+            &self,
+            _model: &TextModel,
+            _tokens: &[u32],
+            _caches: &mut [&mut SequenceCache],
+            _bans: &[Vec<u32>],
+        ) -> Result<Option<Vec<Option<u32>>>> {
+            match self.never {}
+        }
+
+        pub fn moe(&self, _moe: &Moe, _x: &Tensor, _residual: Option<&Tensor>) -> Result<Tensor> {
+            match self.never {}
+        }
+    }
+}
