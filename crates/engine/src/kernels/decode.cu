@@ -9,6 +9,7 @@
 
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <limits.h>
 
 typedef __nv_bfloat16 bf16;
 
@@ -70,29 +71,39 @@ __device__ void embed_rows(const T* table, const int* tokens, T* out, int h) {
     for (int i = threadIdx.x; i < h; i += blockDim.x) out[row * h + i] = src[i];
 }
 
-// RMSNorm of one row per block: T(T(x · rsqrt(mean(x²) + eps)) · w). With `delta`, the row is first
-// x + delta (rounded to T, the residual add), which is also written to `sum_out`.
+// RMSNorm of row `row` into `cache` (h floats, shared): T(T(v · rsqrt(mean(v²) + eps)) · w) with v = x, or
+// v = T(x + delta) (the residual add) when `delta` is given. `sum_out` / `out`, when given, receive v and
+// the normed row in T. Every thread of the block takes part.
 template <typename T>
-__device__ void rms_norm(const T* x, const T* delta, const T* w, T* sum_out, T* out, int h, float eps) {
-    const size_t row = blockIdx.x;
+__device__ void normed_row(const T* x, const T* delta, const T* w, T* sum_out, T* out, float* cache, size_t row,
+                           int h, float eps) {
     x += row * h;
-    out += row * h;
-    if (delta) { delta += row * h; sum_out += row * h; }
     float ss = 0.0f;
     for (int i = threadIdx.x; i < h; i += blockDim.x) {
         float v = to_float(x[i]);
         if (delta) {
-            const T s = from_float<T>(v + to_float(delta[i]));
-            sum_out[i] = s;
+            const T s = from_float<T>(v + to_float(delta[row * h + i]));
+            if (sum_out) sum_out[row * h + i] = s;
             v = to_float(s);
         }
+        cache[i] = v;
         ss += v * v;
     }
     const float inv = 1.0f / sqrtf(block_sum(ss) / h + eps);
     for (int i = threadIdx.x; i < h; i += blockDim.x) {
-        const float v = to_float(delta ? sum_out[i] : x[i]);
-        out[i] = from_float<T>(round_to<T>(v * inv) * to_float(w[i]));
+        const T normed = from_float<T>(round_to<T>(cache[i] * inv) * to_float(w[i]));
+        if (out) out[row * h + i] = normed;
+        cache[i] = to_float(normed);
     }
+    __syncthreads();
+}
+
+// RMSNorm, one row per block, with the residual add first when `delta` is given (its sum to `sum_out`).
+// Dynamic shared memory: h floats.
+template <typename T>
+__device__ void rms_norm(const T* x, const T* delta, const T* w, T* sum_out, T* out, int h, float eps) {
+    extern __shared__ float row_cache[];
+    normed_row(x, delta, w, sum_out, out, row_cache, blockIdx.x, h, eps);
 }
 
 // Rotate-half RoPE of the fused QKV row and the cache write. Grid (B, nh + 2·nkv): q heads go to `q_out`
@@ -126,124 +137,183 @@ __device__ void rope_kv_write(const T* qkv, const T* cos, const T* sin, const ui
     }
 }
 
-// Split-K decode attention, part one. Grid (B, nh, splits), 4 warps a block: each split of the sequence
-// keeps an online softmax (max, sum, weighted values) in f32 and writes it to
-// `partial[((b·nh + h)·splits + split)·(hd + 2)]` as [max, sum, acc[hd]].
-#define ATTN_WARPS 4
+// Split-K decode attention. Grid (B, nh, ATTN_MAX_SPLITS), up to ATTN_WARPS warps a block. A split covers
+// `split_chunk` consecutive positions (ATTN_MIN_CHUNK, more only past 64 of them); splits past the end exit.
+// Within a warp, hd/8 lanes hold one position (8 dims each, one 16-byte load of k and of v), so a warp
+// advances 256/hd positions at a time: with 16 warps, a split of 64 positions takes two steps at hd 128 (few
+// sequences: the latency of each block matters); with 4 warps, eight (many: blocks enough to hide it). Each lane group
+// keeps an online softmax (max, sum, weighted values) in f32; the block merges them into
+// `partial[((b·nh + h)·ATTN_MAX_SPLITS + split)·(hd + 2)]` as [max, sum, acc[hd]]. The split that finishes
+// a (row, head) last (counted in `done`, reset for the next launch) merges the splits into out (B, nh·hd).
+#define ATTN_WARPS 16
 #define ATTN_MAX_HEAD_DIM 256
-template <typename T>
-__device__ void attention_split(const T* q, const uint64_t* k_cache, const uint64_t* v_cache, const int* pos,
-                                const int* cap, float* partial, int nh, int nkv, int hd, float scale) {
-    const int row = blockIdx.x, head = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int len = pos[row] + 1;
-    const int chunk = (len + splits - 1) / splits;
-    const int start = split * chunk, end = min(len, start + chunk);
-    const int kv_head = head / (nh / nkv);
-    const T* K = reinterpret_cast<const T*>(k_cache[row]) + (size_t)kv_head * cap[row] * hd;
-    const T* V = reinterpret_cast<const T*>(v_cache[row]) + (size_t)kv_head * cap[row] * hd;
-    const T* qr = q + ((size_t)row * nh + head) * hd;
-    constexpr int PER = ATTN_MAX_HEAD_DIM / 32;
-    float qv[PER], acc[PER];
-#pragma unroll
-    for (int j = 0; j < PER; ++j) {
-        const int d = lane + 32 * j;
-        qv[j] = d < hd ? to_float(qr[d]) : 0.0f;
-        acc[j] = 0.0f;
-    }
-    float m = -INFINITY, l = 0.0f;
-    for (int p = start + warp; p < end; p += ATTN_WARPS) {
-        const T* k = K + (size_t)p * hd;
-        float dot = 0.0f;
-#pragma unroll
-        for (int j = 0; j < PER; ++j) {
-            const int d = lane + 32 * j;
-            if (d < hd) dot += qv[j] * to_float(k[d]);
-        }
-        const float score = warp_sum(dot) * scale;
-        const float m_new = fmaxf(m, score);
-        const float correction = expf(m - m_new), e = expf(score - m_new);
-        l = l * correction + e;
-        const T* v = V + (size_t)p * hd;
-#pragma unroll
-        for (int j = 0; j < PER; ++j) {
-            const int d = lane + 32 * j;
-            if (d < hd) acc[j] = acc[j] * correction + e * to_float(v[d]);
-        }
-        m = m_new;
-    }
-    __shared__ float warp_m[ATTN_WARPS], warp_l[ATTN_WARPS];
-    __shared__ float warp_acc[ATTN_WARPS][ATTN_MAX_HEAD_DIM];
-    if (lane == 0) { warp_m[warp] = m; warp_l[warp] = l; }
-#pragma unroll
-    for (int j = 0; j < PER; ++j) {
-        const int d = lane + 32 * j;
-        if (d < hd) warp_acc[warp][d] = acc[j];
+#define ATTN_MIN_CHUNK 64
+#define ATTN_MAX_SPLITS 64
+__device__ __forceinline__ int split_chunk(int len) {
+    return max((len + ATTN_MAX_SPLITS - 1) / ATTN_MAX_SPLITS, ATTN_MIN_CHUNK);
+}
+
+// Online-softmax states of a block: at most ATTN_WARPS · 32 lane groups (hd = 8).
+#define ATTN_MAX_STATES (ATTN_WARPS * 32)
+
+// Merges online-softmax states i < n, each [max, sum, acc[hd]] read through `value(i, j)`, into `acc`
+// (shared, hd floats); returns {max, sum} of the merged state. `scratch`: 2 · ATTN_MAX_STATES floats.
+struct Softmax {
+    float max, sum;
+};
+
+template <typename Value>
+__device__ Softmax merge_states(Value value, int n, int hd, float* scratch, float* acc) {
+    float* weight = scratch;
+    float* sum = scratch + ATTN_MAX_STATES;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        weight[i] = value(i, 0);
+        sum[i] = value(i, 1);
     }
     __syncthreads();
-    float* out = partial + (((size_t)row * nh + head) * splits + split) * (hd + 2);
-    float block_m = -INFINITY;
-    for (int w = 0; w < ATTN_WARPS; ++w) block_m = fmaxf(block_m, warp_m[w]);
+    float m = -INFINITY;
+    for (int i = 0; i < n; ++i)
+        if (sum[i] > 0.0f) m = fmaxf(m, weight[i]);
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) weight[i] = sum[i] > 0.0f ? expf(weight[i] - m) : 0.0f;
+    __syncthreads();
+    float l = 0.0f;
+    for (int i = 0; i < n; ++i) l += sum[i] * weight[i];
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         float a = 0.0f;
-        for (int w = 0; w < ATTN_WARPS; ++w)
-            if (warp_l[w] > 0.0f) a += warp_acc[w][d] * expf(warp_m[w] - block_m);
-        out[2 + d] = a;
+#pragma unroll 8
+        for (int i = 0; i < n; ++i) a += value(i, 2 + d) * weight[i];
+        acc[d] = a;
     }
-    if (threadIdx.x == 0) {
-        float block_l = 0.0f;
-        for (int w = 0; w < ATTN_WARPS; ++w)
-            if (warp_l[w] > 0.0f) block_l += warp_l[w] * expf(warp_m[w] - block_m);
-        out[0] = block_m;
-        out[1] = block_l;
-    }
+    __syncthreads();
+    return {m, l};
 }
 
-// Part two: grid (B, nh), hd threads; merges the splits into out (B, nh·hd) in T.
 template <typename T>
-__device__ void attention_combine(const float* partial, T* out, int nh, int hd, int splits) {
-    const int row = blockIdx.x, head = blockIdx.y, d = threadIdx.x;
-    if (d >= hd) return;
-    const float* p = partial + ((size_t)row * nh + head) * splits * (hd + 2);
-    float m = -INFINITY;
-    for (int s = 0; s < splits; ++s)
-        if (p[s * (hd + 2) + 1] > 0.0f) m = fmaxf(m, p[s * (hd + 2)]);
-    float l = 0.0f, a = 0.0f;
-    for (int s = 0; s < splits; ++s) {
-        const float* part = p + s * (hd + 2);
-        if (part[1] > 0.0f) {
-            const float w = expf(part[0] - m);
-            l += part[1] * w;
-            a += part[2 + d] * w;
-        }
+__device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint64_t* v_cache, const int* pos,
+                                 const int* cap, float* partial, unsigned* done, T* out, int nh, int nkv, int hd,
+                                 float scale) {
+    const int row = blockIdx.x, head = blockIdx.y, split = blockIdx.z;
+    const int len = pos[row] + 1;
+    const int chunk = split_chunk(len);
+    const int live = (len + chunk - 1) / chunk;
+    if (split >= live) return;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    const int group_lanes = hd / 8, groups = 32 / group_lanes;
+    const int group = lane / group_lanes, dim = (lane % group_lanes) * 8;
+    const int start = split * chunk, end = min(len, start + chunk);
+    const int kv_head = head / (nh / nkv);
+    const T* K = reinterpret_cast<const T*>(k_cache[row]) + (size_t)kv_head * cap[row] * hd + dim;
+    const T* V = reinterpret_cast<const T*>(v_cache[row]) + (size_t)kv_head * cap[row] * hd + dim;
+    float qv[8], acc[8];
+    load8(q + ((size_t)row * nh + head) * hd + dim, qv);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) { qv[j] *= scale; acc[j] = 0.0f; }
+    float m = -INFINITY, l = 0.0f;
+    for (int p = start + warp * groups + group; p - group < end; p += warps * groups) {
+        const bool here = p < end;
+        float kv[8], vv[8];
+        if (here) { load8(K + (size_t)p * hd, kv); load8(V + (size_t)p * hd, vv); }
+        float dot = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) dot += here ? qv[j] * kv[j] : 0.0f;
+        for (int o = group_lanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+        if (!here) continue;
+        const float m_new = fmaxf(m, dot);
+        const float correction = expf(m - m_new), e = expf(dot - m_new);
+        l = l * correction + e;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[j] = acc[j] * correction + e * vv[j];
+        m = m_new;
     }
-    out[((size_t)row * nh + head) * hd + d] = from_float<T>(a / l);
+    // Every lane group's state, (hd + 2) floats each: ATTN_WARPS · groups · (hd + 2) ≤ ATTN_WARPS · 320.
+    __shared__ float states[ATTN_WARPS * 320];
+    __shared__ float scratch[2 * ATTN_MAX_STATES];
+    __shared__ float merged[ATTN_MAX_HEAD_DIM];
+    const int stride = hd + 2;
+    float* mine = states + (warp * groups + group) * stride;
+    if (lane % group_lanes == 0) { mine[0] = m; mine[1] = l; }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) mine[2 + dim + j] = acc[j];
+    __syncthreads();
+    const size_t head_row = (size_t)row * nh + head;
+    const Softmax block = merge_states([&](int i, int j) { return states[i * stride + j]; }, warps * groups, hd,
+                                       scratch, merged);
+    float* split_state = partial + (head_row * ATTN_MAX_SPLITS + split) * stride;
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) split_state[2 + d] = merged[d];
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        split_state[0] = block.max;
+        split_state[1] = block.sum;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(&done[head_row], 1u) == (unsigned)live - 1;
+        if (last) done[head_row] = 0;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const float* head_states = partial + head_row * ATTN_MAX_SPLITS * stride;
+    const Softmax total = merge_states([&](int i, int j) { return __ldcg(head_states + i * stride + j); }, live,
+                                       hd, scratch, merged);
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) out[head_row * hd + d] = from_float<T>(merged[d] / total.sum);
 }
 
-// MoE routing, one block per token: router logits in f32 (x · gateᵀ, gate (E, H) f32), softmax, the top k
-// with ties to the lower index, then sorted by expert index: the reference adds the experts' outputs in
-// index order. Weights are the probabilities (renormalised over the k if asked) times `scaling`.
+// MoE routing. Grid (B, ceil(E / ROUTE_WARPS)), a warp per expert, dynamic shared memory h floats: router
+// logits in f32 (x · gateᵀ, gate (E, H) f32) into `logits` (B, E). With `norm_w`, the routed row is first the
+// layer's post-attention RMSNorm of x + delta, which column 0 also writes out (`sum_out`, `normed_out`) for
+// the experts and the residual. The block that finishes a row last (counted in `done[b]`, reset for the next
+// launch) takes the softmax and the top k with ties to the lower index, then sorts them by expert index: the
+// reference adds the experts' outputs in index order. Weights are the probabilities (renormalised over the k
+// if asked) times `scaling`.
+#define ROUTE_WARPS 8
 #define ROUTE_MAX_K 16
 template <typename T>
-__device__ void route_experts(const T* x, const float* gate, int* ids, float* weights, int h, int e, int k,
-                              float scaling, int norm_topk) {
-    extern __shared__ float smem[];
-    float* xs = smem;
-    float* probs = smem + h;
+__device__ void route_experts(const T* x, const T* delta, const T* norm_w, float eps, T* sum_out, T* normed_out,
+                              const float* gate, float* logits, unsigned* done, int* ids, float* weights, int h,
+                              int e, int k, float scaling, int norm_topk) {
+    extern __shared__ float row_cache[];
     const size_t row = blockIdx.x;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-    for (int i = threadIdx.x; i < h; i += blockDim.x) xs[i] = to_float(x[row * h + i]);
-    __syncthreads();
-    for (int ex = warp; ex < e; ex += warps) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int ex = blockIdx.y * ROUTE_WARPS + warp;
+    if (norm_w) {
+        const bool writer = blockIdx.y == 0;
+        normed_row(x, delta, norm_w, writer ? sum_out : (T*)nullptr, writer ? normed_out : (T*)nullptr, row_cache,
+                   row, h, eps);
+    } else {
+        for (int i = threadIdx.x; i < h; i += blockDim.x) row_cache[i] = to_float(x[row * h + i]);
+        __syncthreads();
+    }
+    if (ex < e) {
         float dot = 0.0f;
-        for (int i = lane; i < h; i += 32) dot += xs[i] * gate[(size_t)ex * h + i];
+        for (int c = lane * 8; c < h; c += 256) {
+            float xv[8], gv[8];
+            load8(row_cache + c, xv);
+            load8(gate + (size_t)ex * h + c, gv);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) dot += xv[q] * gv[q];
+        }
         dot = warp_sum(dot);
-        if (lane == 0) probs[ex] = dot;
+        if (lane == 0) logits[row * e + ex] = dot;
+    }
+    __threadfence();
+    __syncthreads();
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        last = atomicAdd(&done[row], 1u) == gridDim.y - 1;
+        if (last) done[row] = 0;
     }
     __syncthreads();
-    if (warp != 0) return;
+    if (!last || warp != 0) return;
+    __threadfence();
+    __shared__ float probs[1024];
     float mx = -INFINITY;
-    for (int i = lane; i < e; i += 32) mx = fmaxf(mx, probs[i]);
+    for (int i = lane; i < e; i += 32) {
+        probs[i] = __ldcg(logits + row * e + i);
+        mx = fmaxf(mx, probs[i]);
+    }
     mx = warp_max(mx);
     float sum = 0.0f;
     for (int i = lane; i < e; i += 32) {
@@ -286,39 +356,78 @@ __device__ void route_experts(const T* x, const float* gate, int* ids, float* we
     }
 }
 
-// The slots (token·k + r) routed to expert `e`, gathered by the whole block into shared memory. Their
-// order does not matter: each slot's output is computed on its own.
-#define MOE_MAX_SLOTS 8192
-__device__ int gather_slots(const int* ids, int n_slots, int e, int* slots) {
+// Which expert a block of the MoE kernels serves and the slots (token·k + r) routed to it, gathered into
+// shared memory (at most MAX_SLOTS; their order does not matter, each slot's output is computed on its own).
+// By slot (decode: few slots): column y serves slot y's expert unless an earlier slot has it (count 0).
+// By expert (prefill): column y serves expert y.
+template <int MAX_SLOTS>
+__device__ int column_slots(const int* ids, int n_slots, bool by_slot, int* expert, int* slots) {
     __shared__ int count;
+    const int y = blockIdx.y;
+    const int e = by_slot ? ids[y] : y;
+    *expert = e;
+    bool seen = false;
+    if (by_slot)
+        for (int s = threadIdx.x; s < y; s += blockDim.x) seen |= ids[s] == e;
     if (threadIdx.x == 0) count = 0;
-    __syncthreads();
-    for (int s = threadIdx.x; s < n_slots; s += blockDim.x)
+    if (__syncthreads_or(seen)) return 0;
+    for (int s = (by_slot ? y : 0) + threadIdx.x; s < n_slots; s += blockDim.x)
         if (ids[s] == e) {
             const int at = atomicAdd(&count, 1);
-            if (at < MOE_MAX_SLOTS) slots[at] = s;
+            if (at < MAX_SLOTS) slots[at] = s;
         }
     __syncthreads();
-    return min(count, MOE_MAX_SLOTS);
+    return min(count, MAX_SLOTS);
 }
 
-// Routed experts, first half. Grid (ceil(I / warps), E), one warp per intermediate row j of expert e: the
-// gate row j and up row I + j of the stacked (E, 2I, H) weights are read once for all slots routed to e.
-// act[slot, j] = T(T(silu(T(gate))) · T(up)), as silu(gate) * up on T tensors.
-#define MOE_GROUP 8
+// The block's column of the MoE kernels: its slots in shared memory, how many, the expert's weights and the
+// output it writes. With shared-expert weights given, the last column serves the shared experts on every
+// token (slot t = token t, weight rows `shared_rows`); the others are routed (see column_slots).
 template <typename T>
-__device__ void moe_gate_up(const T* x, const T* w, const int* ids, T* act, int n_slots, int k, int h, int inter) {
-    __shared__ int slots[MOE_MAX_SLOTS];
-    const int e = blockIdx.y;
-    const int count = gather_slots(ids, n_slots, e, slots);
+struct Column {
+    int count;
+    const T* w;      // the expert's stacked weights
+    int rows;        // its intermediate size (gate/up rows, down's reduction)
+    int k;           // slot → token divisor
+};
+
+template <typename T, int MAX_SLOTS>
+__device__ Column<T> moe_column(const int* ids, int n_slots, int k, bool by_slot, const T* w, size_t expert_stride,
+                                int inter, const T* shared_w, int shared_rows, int tokens, int* slots) {
+    if (shared_w && blockIdx.y == gridDim.y - 1) {
+        const int count = min(tokens, MAX_SLOTS);
+        for (int t = threadIdx.x; t < count; t += blockDim.x) slots[t] = t;
+        __syncthreads();
+        return {count, shared_w, shared_rows, 1};
+    }
+    int e;
+    const int count = column_slots<MAX_SLOTS>(ids, n_slots, by_slot, &e, slots);
+    return {count, w + (size_t)e * expert_stride, inter, k};
+}
+
+// Experts, first half. Grid (ceil(max(I, shared I) / warps), columns), one warp per intermediate row j of the
+// column's expert: its gate row j and up row I + j ((2I, H) per expert) are read once for all the column's
+// slots. out[slot, j] = T(T(silu(T(gate))) · T(up)), as silu(gate) * up on T tensors; routed slots write
+// `act` (slots, I), the shared column `shared_act` (tokens, shared I).
+#define MOE_GROUP 8
+#define MOE_DECODE_SLOTS 256
+#define MOE_PREFILL_SLOTS 8192
+template <typename T, int MAX_SLOTS>
+__device__ void moe_gate_up(const T* x, const T* w, const int* ids, T* act, int n_slots, int k, int h, int inter,
+                            bool by_slot, const T* shared_w, int shared_inter, T* shared_act, int tokens) {
+    __shared__ int slots[MAX_SLOTS];
+    const Column<T> col = moe_column<T, MAX_SLOTS>(ids, n_slots, k, by_slot, w, (size_t)2 * inter * h, inter,
+                                                   shared_w, shared_inter, tokens, slots);
+    T* out = col.w == shared_w ? shared_act : act;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int j = blockIdx.x * (blockDim.x / 32) + warp;
-    if (count == 0 || j >= inter) return;
-    const T* wg = w + ((size_t)e * 2 * inter + j) * h;
-    const T* wu = wg + (size_t)inter * h;
-    for (int g = 0; g < count; g += MOE_GROUP) {
-        const int n = min(MOE_GROUP, count - g);
+    if (col.count == 0 || j >= col.rows) return;
+    const T* wg = col.w + (size_t)j * h;
+    const T* wu = wg + (size_t)col.rows * h;
+    for (int g = 0; g < col.count; g += MOE_GROUP) {
+        const int n = min(MOE_GROUP, col.count - g);
         float ag[MOE_GROUP] = {0}, au[MOE_GROUP] = {0};
+#pragma unroll 4
         for (int c = lane * 8; c < h; c += 256) {
             float vg[8], vu[8];
             load8(wg + c, vg);
@@ -327,7 +436,7 @@ __device__ void moe_gate_up(const T* x, const T* w, const int* ids, T* act, int 
             for (int s = 0; s < MOE_GROUP; ++s) {
                 if (s >= n) break;
                 float xv[8];
-                load8(x + (size_t)(slots[g + s] / k) * h + c, xv);
+                load8(x + (size_t)(slots[g + s] / col.k) * h + c, xv);
 #pragma unroll
                 for (int q = 0; q < 8; ++q) { ag[s] += vg[q] * xv[q]; au[s] += vu[q] * xv[q]; }
             }
@@ -338,35 +447,40 @@ __device__ void moe_gate_up(const T* x, const T* w, const int* ids, T* act, int 
             const float gs = warp_sum(ag[s]), us = warp_sum(au[s]);
             if (lane == 0) {
                 const float gate = round_to<T>(silu(round_to<T>(gs)));
-                act[(size_t)slots[g + s] * inter + j] = from_float<T>(gate * round_to<T>(us));
+                out[(size_t)slots[g + s] * col.rows + j] = from_float<T>(gate * round_to<T>(us));
             }
         }
     }
 }
 
-// Routed experts, second half. Grid (ceil(H / warps), E), one warp per output row r of expert e's down
-// (E, H, I): y[slot, r] = f32(T(act[slot] · down[e, r])) · weight[slot], kept in f32 for the combine.
-template <typename T>
+// Experts, second half. Grid (ceil(H / warps), columns), one warp per output row r of the column's down
+// ((H, I) per expert): routed slots write y[slot, r] = f32(T(act[slot] · down[r])) · weight[slot], the shared
+// column shared_y[token, r] = f32(T(shared_act[token] · shared_down[r])), both kept in f32 for the combine.
+template <typename T, int MAX_SLOTS>
 __device__ void moe_down(const T* act, const T* w, const int* ids, const float* weights, float* y, int n_slots,
-                         int h, int inter) {
-    __shared__ int slots[MOE_MAX_SLOTS];
-    const int e = blockIdx.y;
-    const int count = gather_slots(ids, n_slots, e, slots);
+                         int h, int inter, bool by_slot, const T* shared_act, const T* shared_w, int shared_inter,
+                         float* shared_y, int tokens) {
+    __shared__ int slots[MAX_SLOTS];
+    const Column<T> col = moe_column<T, MAX_SLOTS>(ids, n_slots, 1, by_slot, w, (size_t)h * inter, inter, shared_w,
+                                                   shared_inter, tokens, slots);
+    const bool shared = col.w == shared_w;
+    const T* in = shared ? shared_act : act;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int r = blockIdx.x * (blockDim.x / 32) + warp;
-    if (count == 0 || r >= h) return;
-    const T* wd = w + ((size_t)e * h + r) * inter;
-    for (int g = 0; g < count; g += MOE_GROUP) {
-        const int n = min(MOE_GROUP, count - g);
+    if (col.count == 0 || r >= h) return;
+    const T* wd = col.w + (size_t)r * col.rows;
+    for (int g = 0; g < col.count; g += MOE_GROUP) {
+        const int n = min(MOE_GROUP, col.count - g);
         float a[MOE_GROUP] = {0};
-        for (int c = lane * 8; c < inter; c += 256) {
+#pragma unroll 4
+        for (int c = lane * 8; c < col.rows; c += 256) {
             float vw[8];
             load8(wd + c, vw);
 #pragma unroll
             for (int s = 0; s < MOE_GROUP; ++s) {
                 if (s >= n) break;
                 float av[8];
-                load8(act + (size_t)slots[g + s] * inter + c, av);
+                load8(in + (size_t)slots[g + s] * col.rows + c, av);
 #pragma unroll
                 for (int q = 0; q < 8; ++q) a[s] += vw[q] * av[q];
             }
@@ -377,69 +491,149 @@ __device__ void moe_down(const T* act, const T* w, const int* ids, const float* 
             const float sum = warp_sum(a[s]);
             if (lane == 0) {
                 const int slot = slots[g + s];
-                y[(size_t)slot * h + r] = round_to<T>(sum) * weights[slot];
+                if (shared) shared_y[(size_t)slot * h + r] = round_to<T>(sum);
+                else y[(size_t)slot * h + r] = round_to<T>(sum) * weights[slot];
             }
         }
     }
 }
 
+// A linear layer for the few rows of a decode step: out (B, N) = T(x · Wᵀ), W (N, K) row-major. Grid
+// ceil(N / warps), one warp per output row n for all B ≤ LINEAR_MAX_ROWS rows of x: each weight row is read
+// once, in 16-byte loads kept in flight by the unrolled loop. With `norm_w`, x is first RMSNorm-ed (each block
+// normalises the rows itself into dynamic shared memory, B·K floats), which saves the norm its own launch.
+#define LINEAR_MAX_ROWS 16
+template <typename T>
+__device__ void linear_rows(const T* x, const T* norm_w, float eps, const T* w, T* out, int rows, int n, int k) {
+    extern __shared__ float normed[];
+    if (norm_w)
+        for (int b = 0; b < rows; ++b)
+            normed_row(x, (const T*)nullptr, norm_w, (T*)nullptr, (T*)nullptr, normed + b * k, b, k, eps);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int r = blockIdx.x * (blockDim.x / 32) + warp;
+    if (r >= n) return;
+    const T* wr = w + (size_t)r * k;
+    float acc[LINEAR_MAX_ROWS] = {0};
+#pragma unroll 4
+    for (int c = lane * 8; c < k; c += 256) {
+        float vw[8];
+        load8(wr + c, vw);
+#pragma unroll
+        for (int b = 0; b < LINEAR_MAX_ROWS; ++b) {
+            if (b >= rows) break;
+            float xv[8];
+            if (norm_w) load8(normed + b * k + c, xv);
+            else load8(x + (size_t)b * k + c, xv);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) acc[b] += vw[q] * xv[q];
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < LINEAR_MAX_ROWS; ++b) {
+        if (b >= rows) break;
+        const float sum = warp_sum(acc[b]);
+        if (lane == 0) out[(size_t)b * n + r] = from_float<T>(sum);
+    }
+}
+
 // The MoE output and the layer's residual, one row per block: moe = T(Σ_r y[b·k + r]) in slot (= expert
 // index) order from zero, ffn = T(moe + shared), x_out = T(x + ffn). `shared` may be null; with `x` null,
-// x_out = ffn.
+// x_out = ffn. Grid (ceil(H / threads), B), an element per thread.
 template <typename T>
-__device__ void moe_combine(const float* y, const T* shared, const T* x, T* x_out, int k, int h) {
-    const size_t row = blockIdx.x;
-    for (int i = threadIdx.x; i < h; i += blockDim.x) {
-        float acc = 0.0f;
-        for (int r = 0; r < k; ++r) acc += y[(row * k + r) * h + i];
-        float ffn = round_to<T>(acc);
-        if (shared) ffn = round_to<T>(ffn + to_float(shared[row * h + i]));
-        x_out[row * h + i] = x ? from_float<T>(to_float(x[row * h + i]) + ffn) : from_float<T>(ffn);
-    }
+__device__ void moe_combine(const float* y, const float* shared, const T* x, T* x_out, int k, int h) {
+    const size_t row = blockIdx.y;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= h) return;
+    float acc = 0.0f;
+    for (int r = 0; r < k; ++r) acc += y[(row * k + r) * h + i];
+    float ffn = round_to<T>(acc);
+    if (shared) ffn = round_to<T>(ffn + shared[row * h + i]);
+    x_out[row * h + i] = x ? from_float<T>(to_float(x[row * h + i]) + ffn) : from_float<T>(ffn);
 }
 
-// SwiGLU activation of a fused gate/up projection (B, 2I) → (B, I): T(T(silu(gate)) · up).
+// SwiGLU activation of a fused gate/up projection (B, 2I) → (B, I): T(T(silu(gate)) · up). Grid
+// (ceil(I / threads), B), an element per thread.
 template <typename T>
 __device__ void silu_mul(const T* gate_up, T* out, int inter) {
-    const size_t row = blockIdx.x;
-    for (int i = threadIdx.x; i < inter; i += blockDim.x) {
-        const float g = round_to<T>(silu(to_float(gate_up[row * 2 * inter + i])));
-        out[row * inter + i] = from_float<T>(g * to_float(gate_up[row * 2 * inter + inter + i]));
-    }
+    const size_t row = blockIdx.y;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= inter) return;
+    const float g = round_to<T>(silu(to_float(gate_up[row * 2 * inter + i])));
+    out[row * inter + i] = from_float<T>(g * to_float(gate_up[row * 2 * inter + inter + i]));
 }
 
-// Greedy choice, one row per block: the first index of the largest logit, skipping NaN and the row's
-// banned ids (bans[b·max_bans ..], n_bans[b] of them, set to NaN first). -1 when nothing is left.
-template <typename T>
-__device__ void greedy_pick(T* logits, const int* bans, const int* n_bans, int max_bans, int* out, int vocab) {
-    const size_t row = blockIdx.x;
-    T* lr = logits + row * vocab;
-    for (int i = threadIdx.x; i < n_bans[row]; i += blockDim.x) lr[bans[row * max_bans + i]] = from_float<T>(NAN);
-    __syncthreads();
-    float best = -INFINITY;
-    int best_i = vocab;
-    for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
-        const float v = to_float(lr[i]);
-        if (!isnan(v) && (best_i == vocab || v > best)) { best = v; best_i = i; }
-    }
-    __shared__ float sb[32];
-    __shared__ int si[32];
+// Greedy choice. Grid (B, blocks): each block takes a stretch of the row and finds the first index of
+// its largest logit, skipping NaN and the row's banned ids (bans[b·max_bans ..], n_bans[b] of them); the
+// block that finishes the row last (counted in `done[b]`, reset for the next launch) merges the stretches
+// into out[b], -1 when nothing is left.
+#define PICK_MAX_BANS 1024
+struct Pick {
+    float value;
+    int index;  // INT_MAX: none
+};
+
+// The better of two candidates: the larger logit, ties to the lower index.
+__device__ __forceinline__ Pick better(Pick a, Pick b) {
+    if (b.index == INT_MAX) return a;
+    if (a.index == INT_MAX || b.value > a.value || (b.value == a.value && b.index < a.index)) return b;
+    return a;
+}
+
+__device__ Pick block_best(Pick p) {
+    __shared__ Pick partial[32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int o = 16; o > 0; o >>= 1) {
-        const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-        const int oi = __shfl_xor_sync(0xffffffffu, best_i, o);
-        if (oi < vocab && (best_i == vocab || ob > best || (ob == best && oi < best_i))) { best = ob; best_i = oi; }
+        Pick other;
+        other.value = __shfl_xor_sync(0xffffffffu, p.value, o);
+        other.index = __shfl_xor_sync(0xffffffffu, p.index, o);
+        p = better(p, other);
     }
-    if (lane == 0) { sb[warp] = best; si[warp] = best_i; }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < (int)blockDim.x / 32; ++w)
-            if (si[w] < vocab && (best_i == vocab || sb[w] > best || (sb[w] == best && si[w] < best_i))) {
-                best = sb[w];
-                best_i = si[w];
-            }
-        out[row] = best_i == vocab ? -1 : best_i;
+    if (lane == 0) partial[warp] = p;
+    __syncthreads();
+    Pick best = partial[0];
+    for (int w = 1; w < (int)blockDim.x / 32; ++w) best = better(best, partial[w]);
+    return best;
+}
+
+template <typename T>
+__device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans, int max_bans, float* values,
+                            int* indices, unsigned* done, int* out, int vocab) {
+    const size_t row = blockIdx.x;
+    __shared__ int banned[PICK_MAX_BANS];
+    const int n_banned = min(n_bans[row], min(max_bans, PICK_MAX_BANS));
+    for (int i = threadIdx.x; i < n_banned; i += blockDim.x) banned[i] = bans[row * max_bans + i];
+    __syncthreads();
+    const int stretch = (vocab + gridDim.y - 1) / gridDim.y;
+    const int begin = blockIdx.y * stretch, end = min(vocab, begin + stretch);
+    Pick best = {0.0f, INT_MAX};
+    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        const Pick candidate = {to_float(logits[row * vocab + i]), i};
+        if (isnan(candidate.value) || better(best, candidate).index != i) continue;
+        bool is_banned = false;
+        for (int j = 0; j < n_banned; ++j) is_banned |= banned[j] == i;
+        if (!is_banned) best = candidate;
     }
+    best = block_best(best);
+    const size_t slot = row * gridDim.y + blockIdx.y;
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        values[slot] = best.value;
+        indices[slot] = best.index;
+        __threadfence();
+        last = atomicAdd(&done[row], 1u) == gridDim.y - 1;
+        if (last) done[row] = 0;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    Pick merged = {0.0f, INT_MAX};
+    for (int s = threadIdx.x; s < (int)gridDim.y; s += blockDim.x) {
+        const Pick p = {__ldcg(values + row * gridDim.y + s), __ldcg(indices + row * gridDim.y + s)};
+        merged = better(merged, p);
+    }
+    merged = block_best(merged);
+    if (threadIdx.x == 0) out[row] = merged.index == INT_MAX ? -1 : merged.index;
 }
 
 #define INSTANTIATE(T, S)                                                                                     \
@@ -453,34 +647,55 @@ __device__ void greedy_pick(T* logits, const int* bans, const int* n_bans, int m
                                                  int nh, int nkv, int hd) {                                     \
         rope_kv_write<T>(qkv, cos, sin, kc, vc, pos, cap, q_out, nh, nkv, hd);                                 \
     }                                                                                                           \
-    extern "C" __global__ void attention_split_##S(const T* q, const uint64_t* kc, const uint64_t* vc,          \
-                                                   const int* pos, const int* cap, float* partial, int nh,      \
-                                                   int nkv, int hd, float scale) {                              \
-        attention_split<T>(q, kc, vc, pos, cap, partial, nh, nkv, hd, scale);                                   \
+    extern "C" __global__ void attention_decode_##S(const T* q, const uint64_t* kc, const uint64_t* vc,         \
+                                                    const int* pos, const int* cap, float* partial,             \
+                                                    unsigned* done, T* out, int nh, int nkv, int hd,            \
+                                                    float scale) {                                              \
+        attention_decode<T>(q, kc, vc, pos, cap, partial, done, out, nh, nkv, hd, scale);                       \
     }                                                                                                           \
-    extern "C" __global__ void attention_combine_##S(const float* partial, T* out, int nh, int hd, int splits) { \
-        attention_combine<T>(partial, out, nh, hd, splits);                                                     \
+    extern "C" __global__ void route_experts_##S(const T* x, const T* delta, const T* norm_w, float eps,        \
+                                                 T* sum_out, T* normed_out, const float* gate, float* logits,   \
+                                                 unsigned* done, int* ids, float* weights, int h, int e, int k, \
+                                                 float scaling, int norm_topk) {                                \
+        route_experts<T>(x, delta, norm_w, eps, sum_out, normed_out, gate, logits, done, ids, weights, h, e, k, \
+                         scaling, norm_topk);                                                                   \
     }                                                                                                           \
-    extern "C" __global__ void route_experts_##S(const T* x, const float* gate, int* ids, float* weights, int h, \
-                                                 int e, int k, float scaling, int norm_topk) {                  \
-        route_experts<T>(x, gate, ids, weights, h, e, k, scaling, norm_topk);                                   \
+    extern "C" __global__ void moe_gate_up_by_slot_##S(const T* x, const T* w, const int* ids, T* act,         \
+                                                       int n_slots, int k, int h, int inter, const T* shared_w, \
+                                                       int shared_inter, T* shared_act, int tokens) {           \
+        moe_gate_up<T, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w, shared_inter,    \
+                                         shared_act, tokens);                                                   \
     }                                                                                                           \
-    extern "C" __global__ void moe_gate_up_##S(const T* x, const T* w, const int* ids, T* act, int n_slots,     \
-                                               int k, int h, int inter) {                                       \
-        moe_gate_up<T>(x, w, ids, act, n_slots, k, h, inter);                                                   \
+    extern "C" __global__ void moe_down_by_slot_##S(const T* act, const T* w, const int* ids,                   \
+                                                    const float* weights, float* y, int n_slots, int h,         \
+                                                    int inter, const T* shared_act, const T* shared_w,          \
+                                                    int shared_inter, float* shared_y, int tokens) {            \
+        moe_down<T, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act, shared_w,   \
+                                      shared_inter, shared_y, tokens);                                          \
     }                                                                                                           \
-    extern "C" __global__ void moe_down_##S(const T* act, const T* w, const int* ids, const float* weights,     \
-                                            float* y, int n_slots, int h, int inter) {                          \
-        moe_down<T>(act, w, ids, weights, y, n_slots, h, inter);                                                \
+    extern "C" __global__ void moe_gate_up_by_expert_##S(const T* x, const T* w, const int* ids, T* act,       \
+                                                         int n_slots, int k, int h, int inter) {                \
+        moe_gate_up<T, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, nullptr, 0, nullptr, 0); \
     }                                                                                                           \
-    extern "C" __global__ void moe_combine_##S(const float* y, const T* shared, const T* x, T* x_out, int k,    \
+    extern "C" __global__ void moe_down_by_expert_##S(const T* act, const T* w, const int* ids,                 \
+                                                      const float* weights, float* y, int n_slots, int h,       \
+                                                      int inter) {                                              \
+        moe_down<T, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, nullptr, nullptr, 0,  \
+                                       nullptr, 0);                                                             \
+    }                                                                                                           \
+    extern "C" __global__ void linear_rows_##S(const T* x, const T* norm_w, float eps, const T* w, T* out,      \
+                                               int rows, int n, int k) {                                        \
+        linear_rows<T>(x, norm_w, eps, w, out, rows, n, k);                                                     \
+    }                                                                                                           \
+    extern "C" __global__ void moe_combine_##S(const float* y, const float* shared, const T* x, T* x_out, int k,\
                                                int h) { moe_combine<T>(y, shared, x, x_out, k, h); }            \
     extern "C" __global__ void silu_mul_##S(const T* gate_up, T* out, int inter) {                              \
         silu_mul<T>(gate_up, out, inter);                                                                       \
     }                                                                                                           \
-    extern "C" __global__ void greedy_pick_##S(T* logits, const int* bans, const int* n_bans, int max_bans,     \
+    extern "C" __global__ void greedy_pick_##S(const T* logits, const int* bans, const int* n_bans,            \
+                                               int max_bans, float* values, int* indices, unsigned* done,       \
                                                int* out, int vocab) {                                           \
-        greedy_pick<T>(logits, bans, n_bans, max_bans, out, vocab);                                             \
+        greedy_pick<T>(logits, bans, n_bans, max_bans, values, indices, done, out, vocab);                      \
     }
 
 INSTANTIATE(float, f32)

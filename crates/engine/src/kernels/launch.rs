@@ -3,11 +3,12 @@
 
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaFunction, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use candle_core::cuda_backend::{CudaDevice, CudaStorage};
 use candle_core::op::BackpropOp;
-use candle_core::{DType, Device, Shape, Storage, Tensor};
+use candle_core::{DType, Device, Module, Shape, Storage, Tensor};
+use candle_nn::Linear;
 use half::bf16;
 
 use super::step_inputs::{InputAddresses, MAX_BANS};
@@ -15,16 +16,70 @@ use crate::error::{EngineError, Result};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/decode.ptx"));
 
-/// Splits of the sequence in decode attention: enough blocks to fill the GPU at one sequence, few enough
-/// that the merge stays cheap.
+/// Most splits of the sequence in decode attention (decode.cu's ATTN_MAX_SPLITS): a split holds 64
+/// positions until the sequence passes 4096; and the warps of a block (ATTN_WARPS).
 const ATTENTION_SPLITS: u32 = 64;
-/// Largest head dim and top-k the kernels hold in registers (decode.cu's ATTN_MAX_HEAD_DIM, ROUTE_MAX_K).
+/// Warps of a decode-attention block (at most decode.cu's ATTN_WARPS): many for a few sequences, so that
+/// each split takes few steps; few when there are (sequence, head) pairs enough to fill the GPU anyway.
+const ATTENTION_WARPS_FEW_ROWS: u32 = 16;
+const ATTENTION_WARPS_MANY_ROWS: u32 = 4;
+const ATTENTION_MANY_ROWS: usize = 64;
+/// Rows up to which the shared experts run inside the routed-expert kernels: past them, the shared column
+/// (every row through a 2·I-wide expert) is the slowest of the launch (measured on the H100 at 8 rows).
+const FUSED_SHARED_MAX_ROWS: usize = 4;
+/// Most (sequence, head) pairs one decode attention takes.
+const MAX_ATTENTION_HEAD_ROWS: usize = 16384;
+/// Largest head dim, top-k and expert count the kernels hold on chip (decode.cu's ATTN_MAX_HEAD_DIM,
+/// ROUTE_MAX_K, the router's 1024 probabilities).
 const MAX_HEAD_DIM: usize = 256;
 const MAX_TOP_K: usize = 16;
-/// Tokens one MoE launch may route: each expert takes each token at most once (decode.cu's MOE_MAX_SLOTS).
+const MAX_EXPERTS: usize = 1024;
+/// Tokens one MoE launch may route: each expert takes each token at most once (decode.cu's MOE_PREFILL_SLOTS).
 const MAX_MOE_TOKENS: usize = 8192;
-/// Warps a block in the MoE kernels: one output row each.
+/// Slots up to which a MoE block serves one slot's expert rather than one expert (MOE_DECODE_SLOTS).
+const MAX_SLOTS_BY_SLOT: usize = 256;
+/// Warps a block in the MoE and router kernels: one output row (one expert) each (ROUTE_WARPS).
 const MOE_WARPS: u32 = 8;
+/// Threads of the element-per-thread kernels.
+const ELEMENT_THREADS: u32 = 256;
+/// Rows up to which a linear layer or dense SwiGLU runs as a row-per-warp kernel rather than a GEMM: beyond
+/// them cuBLAS reads the weights as fast and the activations faster (measured on the H100; decode.cu's
+/// LINEAR_MAX_ROWS bounds it).
+const ROW_KERNEL_MAX_ROWS: usize = 2;
+/// Blocks sharing one row's greedy pick, and the most rows one pick takes.
+const PICK_BLOCKS: u32 = 128;
+const MAX_PICK_ROWS: usize = 256;
+
+/// A MoE layer's router: gate (E, H) in f32 and how its top k are weighted.
+pub struct Router<'a> {
+    pub gate: &'a Tensor,
+    pub top_k: usize,
+    pub scaling: f64,
+    pub norm_topk: bool,
+}
+
+/// A SwiGLU MLP's weights: gate and up fused as (2I, H), gate rows first, and down (H, I); stacked along a
+/// leading expert dimension for the routed experts.
+#[derive(Clone, Copy)]
+pub struct Mlp<'a> {
+    pub gate_up: &'a Tensor,
+    pub down: &'a Tensor,
+}
+
+/// A residual add and RMSNorm to apply before routing: RMSNorm(x + delta) with `weight`, `eps`.
+pub struct AddNorm<'a> {
+    pub delta: &'a Tensor,
+    pub weight: &'a Tensor,
+    pub eps: f64,
+}
+
+/// The chosen experts (B, k) and their weights; with an [`AddNorm`], also x + delta and its RMSNorm.
+pub struct Routed {
+    pub ids: Tensor,
+    pub weights: Tensor,
+    pub sum: Option<Tensor>,
+    pub normed: Option<Tensor>,
+}
 
 /// The compiled kernels for one device and activation dtype (f32 or bf16).
 pub struct Kernels {
@@ -34,14 +89,24 @@ pub struct Kernels {
     embed_rows: CudaFunction,
     rms_norm: CudaFunction,
     rope_kv_write: CudaFunction,
-    attention_split: CudaFunction,
-    attention_combine: CudaFunction,
+    attention_decode: CudaFunction,
+    /// Per (row, head), the attention splits done so far (reset by the last).
+    attention_done: CudaSlice<u32>,
     route_experts: CudaFunction,
-    moe_gate_up: CudaFunction,
-    moe_down: CudaFunction,
+    /// Per routed row, the router blocks done so far (reset by the last): MAX_MOE_TOKENS zeros.
+    route_done: CudaSlice<u32>,
+    moe_gate_up_by_slot: CudaFunction,
+    moe_down_by_slot: CudaFunction,
+    moe_gate_up_by_expert: CudaFunction,
+    moe_down_by_expert: CudaFunction,
     moe_combine: CudaFunction,
+    linear_rows: CudaFunction,
     silu_mul: CudaFunction,
     greedy_pick: CudaFunction,
+    /// Per row, the greedy-pick blocks done so far (reset by the last).
+    pick_done: CudaSlice<u32>,
+    /// Expert 0 for every slot: a dense SwiGLU MLP runs as the only expert of the MoE kernels.
+    only_expert: Tensor,
 }
 
 impl Kernels {
@@ -61,14 +126,20 @@ impl Kernels {
             embed_rows: load("embed_rows")?,
             rms_norm: load("rms_norm")?,
             rope_kv_write: load("rope_kv_write")?,
-            attention_split: load("attention_split")?,
-            attention_combine: load("attention_combine")?,
+            attention_decode: load("attention_decode")?,
+            attention_done: dev.alloc_zeros::<u32>(MAX_ATTENTION_HEAD_ROWS)?,
             route_experts: load("route_experts")?,
-            moe_gate_up: load("moe_gate_up")?,
-            moe_down: load("moe_down")?,
+            route_done: dev.alloc_zeros::<u32>(MAX_MOE_TOKENS)?,
+            moe_gate_up_by_slot: load("moe_gate_up_by_slot")?,
+            moe_down_by_slot: load("moe_down_by_slot")?,
+            moe_gate_up_by_expert: load("moe_gate_up_by_expert")?,
+            moe_down_by_expert: load("moe_down_by_expert")?,
             moe_combine: load("moe_combine")?,
+            linear_rows: load("linear_rows")?,
             silu_mul: load("silu_mul")?,
             greedy_pick: load("greedy_pick")?,
+            pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
+            only_expert: Tensor::zeros(MAX_SLOTS_BY_SLOT, DType::U32, device)?,
             dev: dev.clone(),
         }))
     }
@@ -78,11 +149,19 @@ impl Kernels {
     }
 
     /// Whether the kernels can run a model of these dimensions (vector loads of 8, register-held rows).
-    pub fn supports(head_dim: usize, hidden: usize, moe_intermediate: usize, top_k: usize) -> bool {
-        head_dim <= MAX_HEAD_DIM
-            && head_dim % 2 == 0
+    /// Attention takes power-of-two head dims from 8 to 256 (a lane holds 8 dims of a position).
+    pub fn supports(
+        head_dim: usize,
+        hidden: usize,
+        moe_intermediate: usize,
+        experts: usize,
+        top_k: usize,
+    ) -> bool {
+        head_dim.is_power_of_two()
+            && (8..=MAX_HEAD_DIM).contains(&head_dim)
             && hidden % 8 == 0
             && moe_intermediate % 8 == 0
+            && experts <= MAX_EXPERTS
             && top_k <= MAX_TOP_K
     }
 
@@ -139,7 +218,8 @@ impl Kernels {
             .arg(&out_p)
             .arg(&h_i)
             .arg(&eps_f);
-        self.run(launch, grid(b as u32, 1, 1), 256, 0)?;
+        let row_cache = (h * std::mem::size_of::<f32>()) as u32;
+        self.run(launch, grid(b as u32, 1, 1), 256, row_cache)?;
         Ok((sum, out))
     }
 
@@ -187,69 +267,96 @@ impl Kernels {
     ) -> Result<Tensor> {
         let (nh, nkv, hd) = heads;
         let b = inputs.batch;
+        if b * nh > MAX_ATTENTION_HEAD_ROWS {
+            return Err(EngineError::Input(format!(
+                "{b} sequences × {nh} heads in one decode step; attention takes at most {MAX_ATTENTION_HEAD_ROWS}"
+            )));
+        }
         let partial = self.empty((b * nh * ATTENTION_SPLITS as usize, hd + 2), DType::F32)?;
         let out = self.empty((b, nh * hd), self.dtype)?;
         let (k_p, v_p) = inputs.layer_caches(layer);
         let (pos_p, cap_p) = (inputs.positions, inputs.capacities);
         let (q_p, part_p, out_p) = (address(q)?, address(&partial)?, address(&out)?);
+        let done_p = self.attention_done.device_ptr(&self.stream).0;
         let (nh_i, nkv_i, hd_i) = (nh as i32, nkv as i32, hd as i32);
         let scale = (hd as f32).powf(-0.5);
-        let mut split = self.stream.launch_builder(&self.attention_split);
-        split
+        let mut launch = self.stream.launch_builder(&self.attention_decode);
+        launch
             .arg(&q_p)
             .arg(&k_p)
             .arg(&v_p)
             .arg(&pos_p)
             .arg(&cap_p)
             .arg(&part_p)
+            .arg(&done_p)
+            .arg(&out_p)
             .arg(&nh_i)
             .arg(&nkv_i)
             .arg(&hd_i)
             .arg(&scale);
-        self.run(split, grid(b as u32, nh as u32, ATTENTION_SPLITS), 128, 0)?;
-        let splits = ATTENTION_SPLITS as i32;
-        let mut combine = self.stream.launch_builder(&self.attention_combine);
-        combine
-            .arg(&part_p)
-            .arg(&out_p)
-            .arg(&nh_i)
-            .arg(&hd_i)
-            .arg(&splits);
-        self.run(
-            combine,
-            grid(b as u32, nh as u32, 1),
-            hd.next_multiple_of(32) as u32,
-            0,
-        )?;
+        let blocks = grid(b as u32, nh as u32, ATTENTION_SPLITS);
+        let warps = if b * nh >= ATTENTION_MANY_ROWS {
+            ATTENTION_WARPS_MANY_ROWS
+        } else {
+            ATTENTION_WARPS_FEW_ROWS
+        };
+        self.run(launch, blocks, warps * 32, 0)?;
         Ok(out)
     }
 
-    /// Router softmax and top-k of each row of `x` (B, H) against `gate` (E, H) in f32: the chosen experts
-    /// (B, k) in index order (u32) and their weights (B, k) in f32.
+    /// Router softmax and top-k of each row of `x` (B, H) against `router.gate` (E, H) in f32: the chosen
+    /// experts (B, k) in index order (u32) and their weights (B, k) in f32. With `norm`, the rows routed are
+    /// RMSNorm(x + delta), returned with the sum.
     pub fn route_experts(
         &self,
         x: &Tensor,
-        gate: &Tensor,
-        top_k: usize,
-        scaling: f64,
-        norm_topk: bool,
-    ) -> Result<(Tensor, Tensor)> {
+        norm: Option<AddNorm<'_>>,
+        router: &Router<'_>,
+    ) -> Result<Routed> {
         let (b, h) = x.dims2()?;
-        let e = gate.dim(0)?;
-        let ids = self.empty((b, top_k), DType::U32)?;
-        let weights = self.empty((b, top_k), DType::F32)?;
-        let (x_p, g_p, ids_p, w_p) = (
+        let e = router.gate.dim(0)?;
+        if b > MAX_MOE_TOKENS {
+            return Err(too_many_tokens(b));
+        }
+        let logits = self.empty((b, e), DType::F32)?;
+        let ids = self.empty((b, router.top_k), DType::U32)?;
+        let weights = self.empty((b, router.top_k), DType::F32)?;
+        let normed = norm
+            .as_ref()
+            .map(|_| self.empty((b, h), self.dtype))
+            .transpose()?;
+        let sum = norm
+            .as_ref()
+            .map(|_| self.empty((b, h), self.dtype))
+            .transpose()?;
+        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
+        let (delta_p, norm_w_p) = (
+            optional(norm.as_ref().map(|n| n.delta))?,
+            optional(norm.as_ref().map(|n| n.weight))?,
+        );
+        let (sum_p, normed_p) = (optional(sum.as_ref())?, optional(normed.as_ref())?);
+        let eps = norm.as_ref().map_or(0.0, |n| n.eps as f32);
+        let (x_p, g_p, l_p, ids_p, w_p) = (
             address(x)?,
-            address(gate)?,
+            address(router.gate)?,
+            address(&logits)?,
             address(&ids)?,
             address(&weights)?,
         );
-        let (h_i, e_i, k_i) = (h as i32, e as i32, top_k as i32);
-        let (scale_f, norm_i) = (scaling as f32, i32::from(norm_topk));
+        let done_p = self.route_done.device_ptr(&self.stream).0;
+        let (h_i, e_i, k_i) = (h as i32, e as i32, router.top_k as i32);
+        let (scale_f, norm_i) = (router.scaling as f32, i32::from(router.norm_topk));
         let mut launch = self.stream.launch_builder(&self.route_experts);
         launch
             .arg(&x_p)
+            .arg(&delta_p)
+            .arg(&norm_w_p)
+            .arg(&eps)
+            .arg(&sum_p)
+            .arg(&normed_p)
             .arg(&g_p)
+            .arg(&l_p)
+            .arg(&done_p)
             .arg(&ids_p)
             .arg(&w_p)
             .arg(&h_i)
@@ -257,43 +364,158 @@ impl Kernels {
             .arg(&k_i)
             .arg(&scale_f)
             .arg(&norm_i);
-        let shared = ((h + e) * std::mem::size_of::<f32>()) as u32;
-        self.run(launch, grid(b as u32, 1, 1), 256, shared)?;
-        Ok((ids, weights))
+        let columns = (e as u32).div_ceil(MOE_WARPS);
+        let row_cache = (h * std::mem::size_of::<f32>()) as u32;
+        self.run(
+            launch,
+            grid(b as u32, columns, 1),
+            MOE_WARPS * 32,
+            row_cache,
+        )?;
+        Ok(Routed {
+            ids,
+            weights,
+            sum,
+            normed,
+        })
     }
 
-    /// The routed experts of every slot (row × chosen expert), reading each chosen expert's rows once:
-    /// `gate_up` (E, 2I, H), `down` (E, H, I). Returns y (B·k, H) in f32, already weighted.
+    /// The routed experts of every slot (row × chosen expert), reading each chosen expert's rows once, and the
+    /// shared experts on every row when given. Returns y (B·k, H) in f32, already weighted, and the shared
+    /// experts' output (B, H) in f32 (values of the activation dtype).
     pub fn moe_experts(
         &self,
         x: &Tensor,
-        gate_up: &Tensor,
-        down: &Tensor,
+        routed: Mlp<'_>,
+        shared: Option<Mlp<'_>>,
         ids: &Tensor,
         weights: &Tensor,
-    ) -> Result<Tensor> {
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let b = x.dim(0)?;
+        if b > MAX_MOE_TOKENS {
+            return Err(too_many_tokens(b));
+        }
+        let (y, fused) = if b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT {
+            let fuse_shared = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
+            self.experts_by_slot(x, routed, fuse_shared, ids, weights)?
+        } else {
+            (self.experts_by_expert(x, routed, ids, weights)?, None)
+        };
+        if fused.is_some() {
+            return Ok((y, fused));
+        }
+        let shared = shared
+            .map(|mlp| {
+                let act = self.silu_mul(&x.matmul(&mlp.gate_up.t()?)?)?;
+                Ok::<_, EngineError>(act.matmul(&mlp.down.t()?)?.to_dtype(DType::F32)?)
+            })
+            .transpose()?;
+        Ok((y, shared))
+    }
+
+    /// Few slots (decode): a block column per slot, skipped unless it is its expert's first, and one more
+    /// for the shared experts.
+    fn experts_by_slot(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        shared: Option<Mlp<'_>>,
+        ids: &Tensor,
+        weights: &Tensor,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let (b, h) = x.dims2()?;
-        let (e, two_i, _) = gate_up.dims3()?;
-        let inter = two_i / 2;
+        let inter = routed.gate_up.dim(1)? / 2;
         let top_k = ids.dim(1)?;
         let slots = b * top_k;
-        if b > MAX_MOE_TOKENS {
-            return Err(EngineError::Input(format!(
-                "{b} tokens through the MoE at once; the kernel takes at most {MAX_MOE_TOKENS}"
-            )));
-        }
+        let shared_inter = shared
+            .map(|m| m.gate_up.dim(0))
+            .transpose()?
+            .map_or(0, |n| n / 2);
         let act = self.empty((slots, inter), self.dtype)?;
         let y = self.empty((slots, h), DType::F32)?;
+        let shared_act = shared
+            .map(|_| self.empty((b, shared_inter), self.dtype))
+            .transpose()?;
+        let shared_y = shared.map(|_| self.empty((b, h), DType::F32)).transpose()?;
+        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
+        let (sgu_p, sd_p) = (
+            optional(shared.map(|m| m.gate_up))?,
+            optional(shared.map(|m| m.down))?,
+        );
+        let (sact_p, sy_p) = (optional(shared_act.as_ref())?, optional(shared_y.as_ref())?);
         let (x_p, gu_p, d_p, ids_p, w_p) = (
             address(x)?,
-            address(gate_up)?,
-            address(down)?,
+            address(routed.gate_up)?,
+            address(routed.down)?,
             address(ids)?,
             address(weights)?,
         );
         let (act_p, y_p) = (address(&act)?, address(&y)?);
         let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
-        let mut first = self.stream.launch_builder(&self.moe_gate_up);
+        let (si_i, b_i) = (shared_inter as i32, b as i32);
+        let columns = (slots + usize::from(shared.is_some())) as u32;
+        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_slot);
+        first
+            .arg(&x_p)
+            .arg(&gu_p)
+            .arg(&ids_p)
+            .arg(&act_p)
+            .arg(&slots_i)
+            .arg(&k_i)
+            .arg(&h_i)
+            .arg(&i_i)
+            .arg(&sgu_p)
+            .arg(&si_i)
+            .arg(&sact_p)
+            .arg(&b_i);
+        let rows = inter.max(shared_inter) as u32;
+        let blocks = grid(rows.div_ceil(MOE_WARPS), columns, 1);
+        self.run(first, blocks, MOE_WARPS * 32, 0)?;
+        let mut second = self.stream.launch_builder(&self.moe_down_by_slot);
+        second
+            .arg(&act_p)
+            .arg(&d_p)
+            .arg(&ids_p)
+            .arg(&w_p)
+            .arg(&y_p)
+            .arg(&slots_i)
+            .arg(&h_i)
+            .arg(&i_i)
+            .arg(&sact_p)
+            .arg(&sd_p)
+            .arg(&si_i)
+            .arg(&sy_p)
+            .arg(&b_i);
+        let blocks = grid((h as u32).div_ceil(MOE_WARPS), columns, 1);
+        self.run(second, blocks, MOE_WARPS * 32, 0)?;
+        Ok((y, shared_y))
+    }
+
+    /// Many slots (prefill): a block column per expert.
+    fn experts_by_expert(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        ids: &Tensor,
+        weights: &Tensor,
+    ) -> Result<Tensor> {
+        let (b, h) = x.dims2()?;
+        let (e, two_i, _) = routed.gate_up.dims3()?;
+        let inter = two_i / 2;
+        let top_k = ids.dim(1)?;
+        let slots = b * top_k;
+        let act = self.empty((slots, inter), self.dtype)?;
+        let y = self.empty((slots, h), DType::F32)?;
+        let (x_p, gu_p, d_p, ids_p, w_p) = (
+            address(x)?,
+            address(routed.gate_up)?,
+            address(routed.down)?,
+            address(ids)?,
+            address(weights)?,
+        );
+        let (act_p, y_p) = (address(&act)?, address(&y)?);
+        let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
+        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_expert);
         first
             .arg(&x_p)
             .arg(&gu_p)
@@ -303,13 +525,9 @@ impl Kernels {
             .arg(&k_i)
             .arg(&h_i)
             .arg(&i_i);
-        self.run(
-            first,
-            grid((inter as u32).div_ceil(MOE_WARPS), e as u32, 1),
-            MOE_WARPS * 32,
-            0,
-        )?;
-        let mut second = self.stream.launch_builder(&self.moe_down);
+        let blocks = grid((inter as u32).div_ceil(MOE_WARPS), e as u32, 1);
+        self.run(first, blocks, MOE_WARPS * 32, 0)?;
+        let mut second = self.stream.launch_builder(&self.moe_down_by_expert);
         second
             .arg(&act_p)
             .arg(&d_p)
@@ -319,16 +537,104 @@ impl Kernels {
             .arg(&slots_i)
             .arg(&h_i)
             .arg(&i_i);
-        self.run(
-            second,
-            grid((h as u32).div_ceil(MOE_WARPS), e as u32, 1),
-            MOE_WARPS * 32,
-            0,
-        )?;
+        let blocks = grid((h as u32).div_ceil(MOE_WARPS), e as u32, 1);
+        self.run(second, blocks, MOE_WARPS * 32, 0)?;
         Ok(y)
     }
 
-    /// Σ of each row's k expert outputs `y` (B·k, H), in expert order, + `shared` (B, H): the MoE's output,
+    /// `layer` on `x` (B, K): `linear_rows` for the few rows of a decode step, else the layer's own GEMM.
+    pub fn linear(&self, x: &Tensor, layer: &Linear) -> Result<Tensor> {
+        self.linear_rows(x, None, layer)
+    }
+
+    /// `layer` on RMSNorm(`x`) with `norm_weight`, `eps`: one kernel for the few rows of a decode step.
+    pub fn norm_linear(
+        &self,
+        x: &Tensor,
+        norm_weight: &Tensor,
+        eps: f64,
+        layer: &Linear,
+    ) -> Result<Tensor> {
+        self.linear_rows(x, Some((norm_weight, eps)), layer)
+    }
+
+    fn linear_rows(
+        &self,
+        x: &Tensor,
+        norm: Option<(&Tensor, f64)>,
+        layer: &Linear,
+    ) -> Result<Tensor> {
+        let (b, k) = x.dims2()?;
+        let weight = layer.weight();
+        let n = weight.dim(0)?;
+        if b > ROW_KERNEL_MAX_ROWS || k % 8 != 0 || layer.bias().is_some() {
+            let x = match norm {
+                Some((w, eps)) => self.rms_norm(x, w, eps)?,
+                None => x.clone(),
+            };
+            return Ok(layer.forward(&x)?);
+        }
+        let out = self.empty((b, n), self.dtype)?;
+        let (x_p, w_p, out_p) = (address(x)?, address(weight)?, address(&out)?);
+        let norm_p = norm.map(|(w, _)| address(w)).transpose()?.unwrap_or(0);
+        let eps = norm.map_or(0.0, |(_, eps)| eps as f32);
+        let (b_i, n_i, k_i) = (b as i32, n as i32, k as i32);
+        let mut launch = self.stream.launch_builder(&self.linear_rows);
+        launch
+            .arg(&x_p)
+            .arg(&norm_p)
+            .arg(&eps)
+            .arg(&w_p)
+            .arg(&out_p)
+            .arg(&b_i)
+            .arg(&n_i)
+            .arg(&k_i);
+        let blocks = (n as u32).div_ceil(MOE_WARPS);
+        let normed = if norm.is_some() {
+            (b * k * std::mem::size_of::<f32>()) as u32
+        } else {
+            0
+        };
+        self.run(launch, grid(blocks, 1, 1), MOE_WARPS * 32, normed)?;
+        Ok(out)
+    }
+
+    /// The activation T(silu(x·gateᵀ)) · T(x·upᵀ) (B, I) of a dense SwiGLU MLP whose fused `gate_up` (2I, H)
+    /// holds the gate rows then the up rows: for a few rows, the MoE kernel with the MLP as its only expert.
+    pub fn swiglu(&self, x: &Tensor, gate_up: &Tensor) -> Result<Tensor> {
+        let (b, h) = x.dims2()?;
+        let inter = gate_up.dim(0)? / 2;
+        if b > ROW_KERNEL_MAX_ROWS || h % 8 != 0 {
+            return self.silu_mul(&x.matmul(&gate_up.t()?)?);
+        }
+        let act = self.empty((b, inter), self.dtype)?;
+        let (x_p, gu_p, ids_p, act_p) = (
+            address(x)?,
+            address(gate_up)?,
+            address(&self.only_expert)?,
+            address(&act)?,
+        );
+        let (slots_i, k_i, h_i, i_i) = (b as i32, 1i32, h as i32, inter as i32);
+        let mut launch = self.stream.launch_builder(&self.moe_gate_up_by_slot);
+        launch
+            .arg(&x_p)
+            .arg(&gu_p)
+            .arg(&ids_p)
+            .arg(&act_p)
+            .arg(&slots_i)
+            .arg(&k_i)
+            .arg(&h_i)
+            .arg(&i_i)
+            .arg(&0u64)
+            .arg(&0i32)
+            .arg(&0u64)
+            .arg(&0i32);
+        let blocks = (inter as u32).div_ceil(MOE_WARPS);
+        self.run(launch, grid(blocks, b as u32, 1), MOE_WARPS * 32, 0)?;
+        Ok(act)
+    }
+
+    /// Σ of each row's k expert outputs `y` (B·k, H), in expert order, + `shared` (B, H, f32): the MoE's output,
     /// added to the residual stream `x` when given.
     pub fn moe_combine(
         &self,
@@ -352,7 +658,8 @@ impl Kernels {
             .arg(&out_p)
             .arg(&k_i)
             .arg(&h_i);
-        self.run(launch, grid(b as u32, 1, 1), 256, 0)?;
+        let columns = (h as u32).div_ceil(ELEMENT_THREADS);
+        self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;
         Ok(out)
     }
 
@@ -364,15 +671,24 @@ impl Kernels {
         let (gu_p, out_p, i_i) = (address(gate_up)?, address(&out)?, inter as i32);
         let mut launch = self.stream.launch_builder(&self.silu_mul);
         launch.arg(&gu_p).arg(&out_p).arg(&i_i);
-        self.run(launch, grid(b as u32, 1, 1), 256, 0)?;
+        let columns = (inter as u32).div_ceil(ELEMENT_THREADS);
+        self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;
         Ok(out)
     }
 
-    /// The greedy token of each row of `logits` (B, V; overwritten) skipping the row's banned ids, written to
+    /// The greedy token of each row of `logits` (B, V) skipping the row's banned ids, written to
     /// the step's picks (u32::MAX where nothing is left).
     pub fn greedy_pick(&self, logits: &Tensor, inputs: &InputAddresses) -> Result<()> {
         let (b, vocab) = logits.dims2()?;
-        let l_p = address(logits)?;
+        if b > MAX_PICK_ROWS {
+            return Err(EngineError::Input(format!(
+                "{b} sequences in one decode step; the greedy pick takes at most {MAX_PICK_ROWS}"
+            )));
+        }
+        let values = self.empty((b, PICK_BLOCKS as usize), DType::F32)?;
+        let indices = self.empty((b, PICK_BLOCKS as usize), DType::U32)?;
+        let (l_p, val_p, idx_p) = (address(logits)?, address(&values)?, address(&indices)?);
+        let done_p = self.pick_done.device_ptr(&self.stream).0;
         let (max_i, v_i) = (MAX_BANS as i32, vocab as i32);
         let mut launch = self.stream.launch_builder(&self.greedy_pick);
         launch
@@ -380,9 +696,12 @@ impl Kernels {
             .arg(&inputs.bans)
             .arg(&inputs.ban_counts)
             .arg(&max_i)
+            .arg(&val_p)
+            .arg(&idx_p)
+            .arg(&done_p)
             .arg(&inputs.picks)
             .arg(&v_i);
-        self.run(launch, grid(b as u32, 1, 1), 1024, 0)
+        self.run(launch, grid(b as u32, PICK_BLOCKS, 1), 256, 0)
     }
 
     fn run(
@@ -442,6 +761,12 @@ fn dtype_suffix(dtype: DType) -> Option<&'static str> {
         DType::F32 => Some("f32"),
         _ => None,
     }
+}
+
+fn too_many_tokens(tokens: usize) -> EngineError {
+    EngineError::Input(format!(
+        "{tokens} tokens through the MoE at once; the kernels take at most {MAX_MOE_TOKENS}"
+    ))
 }
 
 fn grid(x: u32, y: u32, z: u32) -> (u32, u32, u32) {

@@ -6,5 +6,5 @@
 mod launch;
 mod step_inputs;
 
-pub use launch::Kernels;
+pub use launch::{AddNorm, Kernels, Mlp, Routed, Router};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};

@@ -1,0 +1,404 @@
+// The routed experts of the MoE layers during prefill, on tensor cores.
+//
+// Prefill routes T tokens to k experts each: T·k slots (slot s = token s / k, its (s % k)-th choice). Instead of
+// one GEMV per slot, the slots are grouped by expert (moe_plan) and each expert's slots are multiplied by its
+// weights as a small GEMM: blocks take 128 slots × 128 output columns of one expert and run bf16 mma.sync
+// (m16n8k16, f32 accumulators) over a 3-stage cp.async pipeline. The slots' rows of x / act are gathered while
+// they are copied into shared memory, so nothing is permuted in device memory.
+//
+// Rounding mirrors the reference model: each linear's output is rounded to bf16, silu's output too, and the
+// product gate·up; only the order of the f32 sums differs from a straightforward dot product.
+//
+// Launch sequence (all on one stream, no host read-back):
+//   moe_plan                 <<<1, MOE_PLAN_THREADS>>>
+//   moe_gate_up_grouped_bf16 <<<(I / 64, moe_row_tiles(n_slots, E)), MOE_THREADS>>>
+//   moe_down_grouped_bf16    <<<(ceil(H / 128), moe_row_tiles(n_slots, E)), MOE_THREADS>>>
+// H and I must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+typedef __nv_bfloat16 bf16;
+
+#define MOE_BM 128         // slots per row tile
+#define MOE_BN 128         // output columns per block (gate/up: 64 gate and the matching 64 up columns)
+#define MOE_BK 32          // reduction depth per pipeline stage
+#define MOE_STAGES 3       // 3 stages × (A + B) × 128×32 bf16 = 48 KB of static shared memory
+#define MOE_THREADS 256    // 8 warps, 2 (rows) × 4 (columns), each a 64×32 piece of the tile
+#define MOE_PLAN_THREADS 1024
+#define MOE_MAX_EXPERTS 1024
+
+#define FULL_MASK 0xffffffffu
+
+// Upper bound on the row tiles of all experts together (Σ ceil(count_e / BM) ≤ ceil(n_slots / BM) + E):
+// the grid's y extent. Tiles past the real ones exit at once.
+__host__ __device__ inline int moe_row_tiles(int n_slots, int n_experts) {
+    return (n_slots + MOE_BM - 1) / MOE_BM + n_experts;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Small helpers
+
+__device__ __forceinline__ float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
+
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+// bf16(bf16(silu(bf16(g))) · bf16(u)): silu(gate) * up on bf16 tensors.
+__device__ __forceinline__ bf16 swiglu_bf16(float g, float u) {
+    return __float2bfloat16(round_bf16(silu(round_bf16(g))) * round_bf16(u));
+}
+
+__device__ __forceinline__ int warp_inclusive_scan(int v) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int t = __shfl_up_sync(FULL_MASK, v, o);
+        if (lane >= o) v += t;
+    }
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The plan: slots grouped by expert
+
+// Exclusive prefix sum over the block (one value per thread, blockDim.x a multiple of 32); *total gets the sum.
+__device__ int block_exclusive_scan(int v, int* total) {
+    __shared__ int warp_totals[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int inclusive = warp_inclusive_scan(v);
+    if (lane == 31) warp_totals[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        const int t = warp_inclusive_scan(lane < warps ? warp_totals[lane] : 0);
+        if (lane < warps) warp_totals[lane] = t;
+    }
+    __syncthreads();
+    *total = warp_totals[warps - 1];
+    return (warp > 0 ? warp_totals[warp - 1] : 0) + inclusive - v;
+}
+
+// counters[key] += 1 for each lane with key ≥ 0, returning the lane's previous value (its position). Lanes with
+// the same key share one atomic: routing is often skewed towards a few experts, and a shared-memory atomic on
+// one address serialises. Called by whole warps.
+__device__ __forceinline__ int claim_position(int* counters, int key) {
+    const int lane = threadIdx.x & 31;
+    const unsigned peers = __match_any_sync(FULL_MASK, key);
+    const int leader = __ffs(peers) - 1;
+    int base = 0;
+    if (lane == leader && key >= 0) base = atomicAdd(&counters[key], __popc(peers));
+    base = __shfl_sync(FULL_MASK, base, leader);
+    return base + __popc(peers & ((1u << lane) - 1));
+}
+
+// Runs claim_position for every slot, a few slots per thread in flight at once (the loads of ids are the
+// latency to hide), and with `order` given, stores each slot at its claimed position.
+#define PLAN_UNROLL 4
+__device__ void claim_slots(const int* ids, int n_slots, int* counters, int* order) {
+    const int lane = threadIdx.x & 31;
+    const int stride = blockDim.x * PLAN_UNROLL;
+    for (int base = (threadIdx.x & ~31) * PLAN_UNROLL; base < n_slots; base += stride) {  // warp-uniform
+        int slot[PLAN_UNROLL], expert[PLAN_UNROLL];
+#pragma unroll
+        for (int u = 0; u < PLAN_UNROLL; ++u) {
+            slot[u] = base + u * 32 + lane;
+            expert[u] = slot[u] < n_slots ? ids[slot[u]] : -1;
+        }
+#pragma unroll
+        for (int u = 0; u < PLAN_UNROLL; ++u) {
+            const int at = claim_position(counters, expert[u]);
+            if (order && expert[u] >= 0) order[at] = slot[u];
+        }
+    }
+}
+
+// Groups the slots by expert: offsets[e]..offsets[e+1] index into `order`, which lists slot ids of expert e
+// (in no particular order: each slot's output is computed on its own, so the results do not depend on it).
+// Count per expert, prefix-sum the counts, then scatter through per-expert cursors.
+// Launch: grid 1, block MOE_PLAN_THREADS (1024), no dynamic shared memory. n_experts ≤ MOE_MAX_EXPERTS.
+extern "C" __global__ void __launch_bounds__(MOE_PLAN_THREADS)
+moe_plan(const int* ids, int n_slots, int n_experts, int* offsets /*E+1*/, int* order /*n_slots*/) {
+    __shared__ int cursor[MOE_MAX_EXPERTS];
+    for (int e = threadIdx.x; e < n_experts; e += blockDim.x) cursor[e] = 0;
+    __syncthreads();
+    claim_slots(ids, n_slots, cursor, nullptr);
+    __syncthreads();
+    const int count = threadIdx.x < n_experts ? cursor[threadIdx.x] : 0;
+    int total;
+    const int start = block_exclusive_scan(count, &total);  // its barriers keep `count` read before the write
+    if (threadIdx.x < n_experts) {
+        offsets[threadIdx.x] = start;
+        cursor[threadIdx.x] = start;
+    }
+    if (threadIdx.x == 0) offsets[n_experts] = total;
+    __syncthreads();
+    claim_slots(ids, n_slots, cursor, order);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Which slots a block serves
+
+// Row tile `tile` of the flattened list: experts in index order, ceil(count / BM) tiles each. Its slots are
+// order[first .. first + rows); rows = 0 past the last tile.
+struct RowTile {
+    int expert;
+    int first;
+    int rows;
+};
+
+// Every warp works the tile out for itself (a warp-wide scan of the tile counts), so no shared memory or
+// barrier is needed; offsets is tiny and cached.
+__device__ RowTile locate_row_tile(const int* offsets, int n_experts, int tile) {
+    const int lane = threadIdx.x & 31;
+    int before = 0;  // tiles of the experts already scanned
+    for (int e0 = 0; e0 < n_experts; e0 += 32) {
+        const int e = e0 + lane;
+        const int start = e < n_experts ? offsets[e] : 0;
+        const int count = e < n_experts ? offsets[e + 1] - start : 0;
+        const int tiles = (count + MOE_BM - 1) / MOE_BM;
+        const int inclusive = warp_inclusive_scan(tiles);
+        const int first_tile = before + inclusive - tiles;
+        const unsigned hit = __ballot_sync(FULL_MASK, tile >= first_tile && tile < first_tile + tiles);
+        if (hit) {
+            const int src = __ffs(hit) - 1;
+            const int t = tile - __shfl_sync(FULL_MASK, first_tile, src);
+            const int expert_start = __shfl_sync(FULL_MASK, start, src);
+            const int expert_count = __shfl_sync(FULL_MASK, count, src);
+            return {e0 + src, expert_start + t * MOE_BM, min(MOE_BM, expert_count - t * MOE_BM)};
+        }
+        before += __shfl_sync(FULL_MASK, inclusive, 31);
+    }
+    return {0, 0, 0};
+}
+
+// Each thread copies the same two rows of A and of B at every k-step (rows tid/4 and tid/4 + 64, 16-byte chunk
+// tid % 4 of the 64-byte row piece): the tile row this thread's copy `i` covers.
+__device__ __forceinline__ int copy_row(int i) { return (threadIdx.x >> 2) + i * (MOE_BM / 2); }
+
+// ---------------------------------------------------------------------------------------------------------
+// The tensor-core tile: acc (128×128, f32) = A · Bᵀ over K, A and B given as gathered row pointers
+
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int PENDING>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// d += a · b for one 16×8×16 piece (a row-major 16×16, b column-major 16×8, bf16; d f32).
+__device__ __forceinline__ void mma_bf16_16x8x16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Element offset of (row, 16-byte chunk) in a 128×32 stage tile. Rows are 64 bytes, so 8 consecutive rows at
+// one chunk (what ldmatrix reads) would fall on 4 addresses of each 128-byte bank line; XOR-ing the chunk with
+// bits 1..2 of the row spreads them over all 32 banks.
+__device__ __forceinline__ int stage_offset(int row, int chunk) {
+    return row * MOE_BK + ((chunk ^ ((row >> 1) & 3)) << 3);
+}
+
+#define MOE_TILE_ELEMS (MOE_BM * MOE_BK)
+
+// Copies the k-step `kt` of A and B (this thread's two rows of each) into pipeline stage `stage`.
+__device__ __forceinline__ void copy_stage(uint32_t stage_base, const bf16* const a_row[2],
+                                           const bf16* const b_row[2], int kt) {
+    const int chunk = threadIdx.x & 3;
+    const int k = kt * MOE_BK + chunk * 8;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const uint32_t at = stage_base + 2 * stage_offset(copy_row(i), chunk);
+        cp_async_16(at, a_row[i] + k);
+        cp_async_16(at + 2 * MOE_TILE_ELEMS, b_row[i] + k);
+    }
+}
+
+// The warp's 64×32 piece of one stage: 2 k16 steps of 4×4 mma, fragments straight from ldmatrix.
+__device__ __forceinline__ void multiply_stage(uint32_t stage_base, int warp_m, int warp_n, float acc[4][4][4]) {
+    const int lane = threadIdx.x & 31;
+    const uint32_t a_base = stage_base, b_base = stage_base + 2 * MOE_TILE_ELEMS;
+#pragma unroll
+    for (int kk = 0; kk < MOE_BK / 16; ++kk) {
+        // A 16×16 at rows mt·16: lanes 0-15 address rows 0-15 of its left 8 columns, lanes 16-31 its right.
+        uint32_t a[4][4];
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+            const int row = warp_m * 64 + mt * 16 + (lane & 15);
+            ldmatrix_x4(a[mt], a_base + 2 * stage_offset(row, kk * 2 + (lane >> 4)));
+        }
+        // B (weights rows = output columns): one x4 load is two 8-column pieces, each as its k 0-7 and k 8-15.
+        uint32_t b[4][2];
+#pragma unroll
+        for (int p = 0; p < 2; ++p) {
+            const int row = warp_n * 32 + p * 16 + ((lane >> 4) << 3) + (lane & 7);
+            uint32_t r[4];
+            ldmatrix_x4(r, b_base + 2 * stage_offset(row, kk * 2 + ((lane >> 3) & 1)));
+            b[2 * p][0] = r[0];
+            b[2 * p][1] = r[1];
+            b[2 * p + 1][0] = r[2];
+            b[2 * p + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) mma_bf16_16x8x16(acc[mt][nt], a[mt], b[nt]);
+    }
+}
+
+// acc = A · Bᵀ for the block's 128×128 tile, K a multiple of 32. a_row / b_row: this thread's copy rows (see
+// copy_row) of A and B, each a pointer to the row's first element. Warp w holds rows (w / 4)·64 + [0, 64) and
+// columns (w % 4)·32 + [0, 32) in acc[mt][nt][]: m16n8 accumulator pieces (mma's C layout).
+__device__ void multiply_tile(const bf16* const a_row[2], const bf16* const b_row[2], int K, float acc[4][4][4]) {
+    __shared__ __align__(128) bf16 stages[MOE_STAGES][2 * MOE_TILE_ELEMS];
+    const int warp = threadIdx.x >> 5;
+    const int warp_m = warp >> 2, warp_n = warp & 3;
+    const uint32_t base = smem_address(stages);
+    const uint32_t stage_bytes = 2 * 2 * MOE_TILE_ELEMS;
+    const int ktiles = K / MOE_BK;
+
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.0f;
+
+    // Fill all stages but one; then each step waits for its stage, refills the one freed by the previous step
+    // (the barrier says every warp is done with it) and multiplies. A group is committed every step, empty or
+    // not, so wait_group's count stays right at the tail.
+#pragma unroll
+    for (int s = 0; s < MOE_STAGES - 1; ++s) {
+        if (s < ktiles) copy_stage(base + s * stage_bytes, a_row, b_row, s);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<MOE_STAGES - 2>();
+        __syncthreads();
+        const int next = kt + MOE_STAGES - 1;
+        if (next < ktiles) copy_stage(base + (next % MOE_STAGES) * stage_bytes, a_row, b_row, next);
+        cp_async_commit();
+        multiply_stage(base + (kt % MOE_STAGES) * stage_bytes, warp_m, warp_n, acc);
+    }
+    cp_async_wait<0>();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The two expert GEMMs
+
+// Gate/up weight row behind B row r of a block whose act columns start at j0: the tile interleaves 16 gate
+// rows and their 16 up rows, so each warp's 32 columns are gate and up of the same 16 j, and the SwiGLU
+// happens in registers.
+__device__ __forceinline__ int gate_up_weight_row(int r, int j0, int inter) {
+    const int group = r >> 5, within = r & 31;
+    return (within < 16 ? 0 : inter) + j0 + group * 16 + (within & 15);
+}
+
+// act[slot, j] = bf16(bf16(silu(bf16(g))) · bf16(u)), g = x[token] · w[e, j, :], u = x[token] · w[e, I + j, :]
+// for the slots of each expert e, token = slot / k. x (T, H), w (E, 2I, H), act (n_slots, I), all bf16.
+// Launch: grid (I / 64, moe_row_tiles(n_slots, n_experts)), block MOE_THREADS (256), no dynamic shared memory
+// (48 KB static). Block (x, y) computes act columns 64·x + [0, 64) of row tile y (see locate_row_tile).
+extern "C" __global__ void __launch_bounds__(MOE_THREADS, 2)
+moe_gate_up_grouped_bf16(const bf16* x, const bf16* w, const int* offsets, const int* order, bf16* act,
+                         int n_slots, int k, int h, int inter, int n_experts) {
+    const RowTile tile = locate_row_tile(offsets, n_experts, blockIdx.y);
+    if (tile.rows == 0) return;
+    const int j0 = blockIdx.x * (MOE_BN / 2);
+    const bf16* expert_w = w + (size_t)tile.expert * 2 * inter * h;
+
+    // Rows past the tile's slots repeat its last slot: harmless work, never stored.
+    const bf16* a_row[2];
+    const bf16* b_row[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const int r = copy_row(i);
+        const int slot = order[tile.first + min(r, tile.rows - 1)];
+        a_row[i] = x + (size_t)(slot / k) * h;
+        b_row[i] = expert_w + (size_t)gate_up_weight_row(r, j0, inter) * h;
+    }
+    float acc[4][4][4];
+    multiply_tile(a_row, b_row, h, acc);
+
+    // acc[mt][0..1] are gate columns, acc[mt][2..3] the up columns of the same j.
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warp_m = warp >> 2, warp_n = warp & 3;
+    const int j = j0 + warp_n * 16 + (lane & 3) * 2;
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int r = warp_m * 64 + mt * 16 + (lane >> 2) + half * 8;
+            if (r >= tile.rows) continue;
+            bf16* out = act + (size_t)order[tile.first + r] * inter + j;
+#pragma unroll
+            for (int nt = 0; nt < 2; ++nt) {
+                const float* g = &acc[mt][nt][2 * half];
+                const float* u = &acc[mt][nt + 2][2 * half];
+                __nv_bfloat162 v;
+                v.x = swiglu_bf16(g[0], u[0]);
+                v.y = swiglu_bf16(g[1], u[1]);
+                *reinterpret_cast<__nv_bfloat162*>(out + nt * 8) = v;
+            }
+        }
+}
+
+// y[slot, r] = float(bf16(act[slot] · w[e, r, :])) · weights[slot] for the slots of each expert e.
+// act (n_slots, I) bf16, w (E, H, I) bf16, weights (n_slots) f32, y (n_slots, H) f32.
+// Launch: grid (ceil(H / 128), moe_row_tiles(n_slots, n_experts)), block MOE_THREADS (256), no dynamic shared
+// memory (48 KB static). Block (x, y) computes y columns 128·x + [0, 128) of row tile y.
+extern "C" __global__ void __launch_bounds__(MOE_THREADS, 2)
+moe_down_grouped_bf16(const bf16* act, const bf16* w, const int* offsets, const int* order, const float* weights,
+                      float* y, int n_slots, int h, int inter, int n_experts) {
+    const RowTile tile = locate_row_tile(offsets, n_experts, blockIdx.y);
+    if (tile.rows == 0) return;
+    const int n0 = blockIdx.x * MOE_BN;
+    const bf16* expert_w = w + (size_t)tile.expert * h * inter;
+
+    // Rows past the tile's slots repeat its last slot, columns past H its last weight row: never stored.
+    const bf16* a_row[2];
+    const bf16* b_row[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const int r = copy_row(i);
+        a_row[i] = act + (size_t)order[tile.first + min(r, tile.rows - 1)] * inter;
+        b_row[i] = expert_w + (size_t)min(n0 + r, h - 1) * inter;
+    }
+    float acc[4][4][4];
+    multiply_tile(a_row, b_row, inter, acc);
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warp_m = warp >> 2, warp_n = warp & 3;
+    const int n = n0 + warp_n * 32 + (lane & 3) * 2;
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int r = warp_m * 64 + mt * 16 + (lane >> 2) + half * 8;
+            if (r >= tile.rows) continue;
+            const int slot = order[tile.first + r];
+            const float weight = weights[slot];
+            float* out = y + (size_t)slot * h + n;
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+                if (n + nt * 8 >= h) break;  // H is even and n is, so n + 1 < H too
+                const float* d = &acc[mt][nt][2 * half];
+                *reinterpret_cast<float2*>(out + nt * 8) =
+                    make_float2(round_bf16(d[0]) * weight, round_bf16(d[1]) * weight);
+            }
+        }
+}
