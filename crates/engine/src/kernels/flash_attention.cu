@@ -106,6 +106,16 @@ __device__ __forceinline__ float rel_pos_bias(const bf16* bh_row, const bf16* bw
     return __bfloat162float(__float2bfloat16_rn(h + w));
 }
 
+// The biases of keys j and j + 1 with j and bias_cols even: they share the bias_h entry, and their
+// bias_w pair is one aligned 32-bit load (the caller checks bias_w rows are 4-byte aligned).
+__device__ __forceinline__ void rel_pos_bias_pair(const bf16* bh_row, const bf16* bw_row, int jq, int jr,
+                                                  float& b0, float& b1) {
+    const float h = bf16_bits_to_float(__ldg(reinterpret_cast<const unsigned short*>(bh_row) + jq));
+    const uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(bw_row + jr));
+    b0 = __bfloat162float(__float2bfloat16_rn(h + bf16_bits_to_float(w & 0xffffu)));
+    b1 = __bfloat162float(__float2bfloat16_rn(h + bf16_bits_to_float(w >> 16)));
+}
+
 // Step the key position (quotient, remainder) = (j / cols, j % cols) forward by d.
 __device__ __forceinline__ void advance_col(int& jq, int& jr, int d, int cols) {
     jr += d;
@@ -140,9 +150,25 @@ struct WarpState {
 template <int BKV, bool MASK>
 __device__ __forceinline__ void scores_to_logits(float (&s)[BKV / 8][4], int kv0, int lane, float scale_log2,
                                                  const bf16* bh0, const bf16* bw0, const bf16* bh1,
-                                                 const bf16* bw1, int bias_cols, int lim0, int lim1) {
-    const int jbase = kv0 + 2 * (lane & 3);
-    if (bh0 != nullptr) {
+                                                 const bf16* bw1, int bias_cols, bool bias_paired, int lim0,
+                                                 int lim1) {
+    const int jbase = kv0 + 2 * (lane & 3);  // even: kv0 is a multiple of the tile
+    if (bh0 != nullptr && bias_paired) {
+        int jq = jbase / bias_cols, jr = jbase - jq * bias_cols;
+#pragma unroll
+        for (int nt = 0; nt < BKV / 8; ++nt) {
+            const int j = jbase + nt * 8;
+            float b[4] = {0.f, 0.f, 0.f, 0.f};
+            if (!MASK || j < lim0) rel_pos_bias_pair(bh0, bw0, jq, jr, b[0], b[1]);  // j < kv_len: in range
+            if (!MASK || j < lim1) rel_pos_bias_pair(bh1, bw1, jq, jr, b[2], b[3]);
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                s[nt][e] = (!MASK || j + e < lim0) ? s[nt][e] * scale_log2 + b[e] * kLog2e : -INFINITY;
+                s[nt][2 + e] = (!MASK || j + e < lim1) ? s[nt][2 + e] * scale_log2 + b[2 + e] * kLog2e : -INFINITY;
+            }
+            advance_col(jq, jr, 8, bias_cols);
+        }
+    } else if (bh0 != nullptr) {
         int jq = jbase / bias_cols, jr = jbase - jq * bias_cols;
 #pragma unroll
         for (int nt = 0; nt < BKV / 8; ++nt) {
@@ -177,8 +203,8 @@ __device__ __forceinline__ void scores_to_logits(float (&s)[BKV / 8][4], int kv0
 template <int HD, int BKV, bool MASK>
 __device__ __forceinline__ void attend_tile(WarpState<HD, BKV>& st, const bf16* ks, const bf16* vs, int kv0,
                                             int lane, float scale_log2, const bf16* bh0, const bf16* bw0,
-                                            const bf16* bh1, const bf16* bw1, int bias_cols, int lim0,
-                                            int lim1) {
+                                            const bf16* bh1, const bf16* bw1, int bias_cols, bool bias_paired,
+                                            int lim0, int lim1) {
     const int mat = lane >> 3, r8 = lane & 7;
 
     float s[BKV / 8][4];
@@ -197,7 +223,8 @@ __device__ __forceinline__ void attend_tile(WarpState<HD, BKV>& st, const bf16* 
         }
     }
 
-    scores_to_logits<BKV, MASK>(s, kv0, lane, scale_log2, bh0, bw0, bh1, bw1, bias_cols, lim0, lim1);
+    scores_to_logits<BKV, MASK>(s, kv0, lane, scale_log2, bh0, bw0, bh1, bw1, bias_cols, bias_paired, lim0,
+                                lim1);
 
     // Online softmax (rows g and g+8); a row's 4 owning lanes agree on its max via quad shuffles.
     float mx0 = -INFINITY, mx1 = -INFINITY;
@@ -313,6 +340,9 @@ __device__ __forceinline__ void flash_attention_fwd(
         bw0 = bias_w + batch * bw_sb + head * bw_sh + r0 * bw_st;
         bw1 = bias_w + batch * bw_sb + head * bw_sh + r1 * bw_st;
     }
+    // Even bias_cols with 4-byte aligned bias_w rows: key pairs share a bias_h entry (fewer loads).
+    const bool bias_paired = bias_cols % 2 == 0 && (reinterpret_cast<uintptr_t>(bias_w) & 3) == 0 &&
+                             (bw_sb % 2 | bw_sh % 2 | bw_st % 2) == 0;
     const float scale_log2 = scale * kLog2e;
 
     // Prologue: Q (group 0) and the first key/value tile (group 1).
@@ -356,10 +386,10 @@ __device__ __forceinline__ void flash_attention_fwd(
             const bf16* vs = v_tile[t & 1];
             if (kv0 + BKV > warp_lim_lo)
                 attend_tile<HD, BKV, true>(st, ks, vs, kv0, lane, scale_log2, bh0, bw0, bh1, bw1, bias_cols,
-                                           lim0, lim1);
+                                           bias_paired, lim0, lim1);
             else
                 attend_tile<HD, BKV, false>(st, ks, vs, kv0, lane, scale_log2, bh0, bw0, bh1, bw1,
-                                            bias_cols, lim0, lim1);
+                                            bias_cols, bias_paired, lim0, lim1);
         }
         __syncthreads();  // the stage just read is refilled by the next iteration's prefetch
     }

@@ -11,6 +11,7 @@ use candle_core::{DType, Device, Module, Shape, Storage, Tensor};
 use candle_nn::Linear;
 use half::bf16;
 
+use super::grouped_experts::GroupedExperts;
 use super::step_inputs::{InputAddresses, MAX_BANS};
 use crate::error::{EngineError, Result};
 
@@ -107,6 +108,8 @@ pub struct Kernels {
     pick_done: CudaSlice<u32>,
     /// Expert 0 for every slot: a dense SwiGLU MLP runs as the only expert of the MoE kernels.
     only_expert: Tensor,
+    /// The prompt's experts on tensor cores.
+    grouped: GroupedExperts,
 }
 
 impl Kernels {
@@ -140,6 +143,7 @@ impl Kernels {
             greedy_pick: load("greedy_pick")?,
             pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
             only_expert: Tensor::zeros(MAX_SLOTS_BY_SLOT, DType::U32, device)?,
+            grouped: GroupedExperts::new(dev)?,
             dev: dev.clone(),
         }))
     }
@@ -398,6 +402,16 @@ impl Kernels {
         let (y, fused) = if b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT {
             let fuse_shared = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
             self.experts_by_slot(x, routed, fuse_shared, ids, weights)?
+        } else if GroupedExperts::supports(
+            self.dtype,
+            x.dim(1)?,
+            routed.down.dim(2)?,
+            routed.gate_up.dim(0)?,
+        ) {
+            let y = self
+                .grouped
+                .forward(x, routed.gate_up, routed.down, ids, weights)?;
+            (y, None)
         } else {
             (self.experts_by_expert(x, routed, ids, weights)?, None)
         };
@@ -723,36 +737,30 @@ impl Kernels {
             .map_err(|e| EngineError::Cuda(e.to_string()))
     }
 
-    /// An uninitialised tensor the kernel will fill.
     fn empty(&self, shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
-        let shape = shape.into();
-        let n = shape.elem_count();
-        // SAFETY: the memory is fully written by the kernel before anything reads it.
-        let storage = unsafe {
-            match dtype {
-                DType::BF16 => {
-                    CudaStorage::wrap_cuda_slice(self.dev.alloc::<bf16>(n)?, self.dev.clone())
-                }
-                DType::F32 => {
-                    CudaStorage::wrap_cuda_slice(self.dev.alloc::<f32>(n)?, self.dev.clone())
-                }
-                DType::U32 => {
-                    CudaStorage::wrap_cuda_slice(self.dev.alloc::<u32>(n)?, self.dev.clone())
-                }
-                other => {
-                    return Err(EngineError::Cuda(format!(
-                        "no decode-kernel buffers of {other:?}"
-                    )))
-                }
-            }
-        };
-        Ok(Tensor::from_storage(
-            Storage::Cuda(storage),
-            shape,
-            BackpropOp::none(),
-            false,
-        ))
+        empty(&self.dev, shape, dtype)
     }
+}
+
+/// An uninitialised tensor a kernel will fill.
+pub(super) fn empty(dev: &CudaDevice, shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
+    let shape = shape.into();
+    let n = shape.elem_count();
+    // SAFETY: the memory is fully written by the kernel before anything reads it.
+    let storage = unsafe {
+        match dtype {
+            DType::BF16 => CudaStorage::wrap_cuda_slice(dev.alloc::<bf16>(n)?, dev.clone()),
+            DType::F32 => CudaStorage::wrap_cuda_slice(dev.alloc::<f32>(n)?, dev.clone()),
+            DType::U32 => CudaStorage::wrap_cuda_slice(dev.alloc::<u32>(n)?, dev.clone()),
+            other => return Err(EngineError::Cuda(format!("no kernel buffers of {other:?}"))),
+        }
+    };
+    Ok(Tensor::from_storage(
+        Storage::Cuda(storage),
+        shape,
+        BackpropOp::none(),
+        false,
+    ))
 }
 
 fn dtype_suffix(dtype: DType) -> Option<&'static str> {

@@ -89,19 +89,47 @@ impl TextAttention {
         for (row, cache) in caches.iter_mut().enumerate() {
             let (ks, vs) =
                 cache.layers[self.layer].append(&k.narrow(0, row, 1)?, &v.narrow(0, row, 1)?)?;
-            let (ks, vs) = (repeat_kv(ks, n_rep)?, repeat_kv(vs, n_rep)?);
-            let scores = (q.narrow(0, row, 1)?.matmul(&ks.t()?)? * scale)?;
-            let scores = match masks.get(row).and_then(Option::as_ref) {
-                Some(mask) => scores.broadcast_add(mask)?,
-                None => scores,
+            let q = q.narrow(0, row, 1)?;
+            // A prompt (T > 1) through flash attention where it runs; a single step is not worth a launch.
+            let fused = match t > 1 {
+                true => prompt_attention(&q, &ks, &vs, scale)?,
+                false => None,
             };
-            outs.push(softmax_f32(&scores)?.matmul(&vs)?);
+            let out = match fused {
+                Some(out) => out,
+                None => {
+                    let (ks, vs) = (repeat_kv(ks, n_rep)?, repeat_kv(vs, n_rep)?);
+                    let scores = (q.matmul(&ks.t()?)? * scale)?;
+                    let scores = match masks.get(row).and_then(Option::as_ref) {
+                        Some(mask) => scores.broadcast_add(mask)?,
+                        None => scores,
+                    };
+                    softmax_f32(&scores)?.matmul(&vs)?.transpose(1, 2)?
+                }
+            };
+            outs.push(out);
         }
-        let out = Tensor::cat(&outs, 0)?
-            .transpose(1, 2)?
-            .reshape((b, t, self.num_heads * hd))?;
+        let out = Tensor::cat(&outs, 0)?.reshape((b, t, self.num_heads * hd))?;
         Ok(self.o_proj.forward(&out)?)
     }
+}
+
+/// Causal flow attention of one sequence's prompt `q` (1, heads, T, hd) over its cache `ks`/`vs`
+/// (1, kv_heads, past + T, hd): (1, T, heads, hd), or None where flash attention does not run.
+#[cfg(feature = "cuda")]
+fn prompt_attention(q: &Tensor, ks: &Tensor, vs: &Tensor, scale: f64) -> Result<Option<Tensor>> {
+    use crate::kernels::{flash_attention, Visibility};
+    flash_attention(q, ks, vs, None, scale, Visibility::Causal)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn prompt_attention(
+    _q: &Tensor,
+    _ks: &Tensor,
+    _vs: &Tensor,
+    _scale: f64,
+) -> Result<Option<Tensor>> {
+    Ok(None)
 }
 
 /// (T, past + T) additive mask: query i (at position past + i) sees keys 0..=past + i. Built once per forward

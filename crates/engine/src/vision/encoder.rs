@@ -93,11 +93,17 @@ impl EncoderLayer {
         let q = Rotary::apply(&heads(&self.q_proj, cfg.num_heads)?, cos, sin)?;
         let k = Rotary::apply(&heads(&self.k_proj, cfg.num_kv_heads)?, cos, sin)?;
         let v = heads(&self.v_proj, cfg.num_kv_heads)?;
-        let n_rep = cfg.num_heads / cfg.num_kv_heads;
-        let (k, v) = (repeat_kv(k, n_rep)?, repeat_kv(v, n_rep)?);
-        let scores = (q.matmul(&k.t()?)? * (hd as f64).powf(-0.5))?.broadcast_add(mask)?;
-        let attn = softmax_f32(&scores)?.matmul(&v)?;
-        let attn = attn.transpose(1, 2)?.reshape((b, t, cfg.num_heads * hd))?;
+        let scale = (hd as f64).powf(-0.5);
+        let attn = match fused_attention(&q, &k, &v, scale, t / 2)? {
+            Some(attn) => attn,
+            None => {
+                let n_rep = cfg.num_heads / cfg.num_kv_heads;
+                let (k, v) = (repeat_kv(k, n_rep)?, repeat_kv(v, n_rep)?);
+                let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(mask)?;
+                softmax_f32(&scores)?.matmul(&v)?.transpose(1, 2)?
+            }
+        };
+        let attn = attn.reshape((b, t, cfg.num_heads * hd))?;
         let x = (x + self.o_proj.forward(&attn)?)?;
         let mlp = self.mlp.forward(&self.post_norm.forward(&x)?)?;
         Ok((x + mlp)?)
@@ -167,6 +173,32 @@ impl VisionEncoder {
         let x = self.norm.forward(&x)?;
         Ok(x.narrow(1, n, n)?.contiguous()?)
     }
+}
+
+/// The causal-flow attention through flash attention (the first `image_tokens` keys visible to all, the
+/// rest causal): (B, T, heads, hd), or None where it does not run.
+#[cfg(feature = "cuda")]
+fn fused_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    scale: f64,
+    image_tokens: usize,
+) -> Result<Option<Tensor>> {
+    use crate::kernels::{flash_attention, Visibility};
+    let visibility = Visibility::PrefixThenCausal(image_tokens);
+    flash_attention(q, k, v, None, scale, visibility)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn fused_attention(
+    _q: &Tensor,
+    _k: &Tensor,
+    _v: &Tensor,
+    _scale: f64,
+    _image_tokens: usize,
+) -> Result<Option<Tensor>> {
+    Ok(None)
 }
 
 /// Additive (2N, 2N) mask: image tokens see all image tokens and no query; query j sees all image tokens and

@@ -64,35 +64,86 @@ impl SamAttention {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let (b, h, w, c) = x.dims4()?;
         let (nh, hd) = (self.num_heads, self.head_dim);
-        let (rh, rw) = self.rel_tables(h, w)?;
         // The 3·C output rows are ordered [q | k | v], each heads × head_dim.
         let qkv = self
             .qkv
             .forward(x)?
             .reshape((b, h * w, 3, nh, hd))?
             .permute((2, 0, 3, 1, 4))?;
-        let q = qkv.get(0)?.reshape((b * nh, h * w, hd))?.contiguous()?;
-        let k = qkv.get(1)?.reshape((b * nh, h * w, hd))?.contiguous()?;
-        let v = qkv.get(2)?.reshape((b * nh, h * w, hd))?.contiguous()?;
+        let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
+        let out = match self.fused_attention(&q, &k, &v, h, w)? {
+            Some(out) => out.reshape((b, h, w, c))?,
+            None => self
+                .attention(&q, &k, &v, h, w)?
+                .reshape((b, nh, h, w, hd))?
+                .permute((0, 2, 3, 1, 4))?
+                .reshape((b, h, w, c))?,
+        };
+        Ok(self.proj.forward(&out)?)
+    }
 
+    /// Scores materialised a few heads at a time: (B, heads, h·w, hd) → (B·heads, h·w, hd).
+    fn attention(&self, q: &Tensor, k: &Tensor, v: &Tensor, h: usize, w: usize) -> Result<Tensor> {
+        let (b, nh, n, hd) = q.dims4()?;
+        let flat = |t: &Tensor| t.reshape((b * nh, n, hd))?.contiguous();
+        let (q, k, v) = (flat(q)?, flat(k)?, flat(v)?);
+        let (rh, rw) = self.rel_tables(h, w)?;
         let scale = (hd as f64).powf(-0.5);
-        let n = h * w;
         let chunk = (SCORE_CHUNK_ELEMS / (n * n)).max(1);
         let mut outs = Vec::new();
         for start in (0..b * nh).step_by(chunk) {
             let len = chunk.min(b * nh - start);
             let qc = q.narrow(0, start, len)?;
             let scores = (qc.clone() * scale)?.matmul(&k.narrow(0, start, len)?.t()?)?;
-            let bias = rel_pos_bias(&qc, rh, rw, h, w)?;
+            let (rel_h, rel_w) = rel_pos_terms(&qc, rh, rw, h, w)?;
+            let bias = rel_h
+                .reshape((len, h, w, h))?
+                .unsqueeze(4)?
+                .broadcast_add(&rel_w.reshape((len, h, w, w))?.unsqueeze(3)?)?
+                .reshape((len, n, n))?;
             let probs = softmax_f32(&(scores + bias)?)?;
             outs.push(probs.matmul(&v.narrow(0, start, len)?)?);
         }
-        let out = Tensor::cat(&outs, 0)?;
-        let out = out
-            .reshape((b, nh, h, w, hd))?
-            .permute((0, 2, 3, 1, 4))?
-            .reshape((b, h, w, c))?;
-        Ok(self.proj.forward(&out)?)
+        Ok(Tensor::cat(&outs, 0)?)
+    }
+
+    /// Flash attention with the bias terms added inside the kernel (CUDA, bf16): (B, h·w, heads, hd), or None.
+    #[cfg(feature = "cuda")]
+    fn fused_attention(
+        &self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        h: usize,
+        w: usize,
+    ) -> Result<Option<Tensor>> {
+        use crate::kernels::{flash_attention, RelPosBias, Visibility};
+        if q.dtype() != DType::BF16 || !q.device().is_cuda() {
+            return Ok(None);
+        }
+        let (b, nh, n, hd) = q.dims4()?;
+        let (rh, rw) = self.rel_tables(h, w)?;
+        let q_rows = q.reshape((b * nh, n, hd))?;
+        let (rel_h, rel_w) = rel_pos_terms(&q_rows, rh, rw, h, w)?;
+        let bias = RelPosBias {
+            h: &rel_h.reshape((b, nh, n, h))?,
+            w: &rel_w.reshape((b, nh, n, w))?,
+            cols: w,
+        };
+        let scale = (hd as f64).powf(-0.5);
+        flash_attention(q, k, v, Some(bias), scale, Visibility::All)
+    }
+
+    #[cfg(not(feature = "cuda"))]
+    fn fused_attention(
+        &self,
+        _q: &Tensor,
+        _k: &Tensor,
+        _v: &Tensor,
+        _h: usize,
+        _w: usize,
+    ) -> Result<Option<Tensor>> {
+        Ok(None)
     }
 
     /// The gathered (Rh, Rw) tables for a grid side, if this block was prepared for it.
@@ -129,9 +180,15 @@ fn rel_pos_gathered(table: &Tensor, side: usize) -> Result<Tensor> {
     Ok(Tensor::from_vec(out, (side, side, hd), &candle_core::Device::Cpu)?.to_dtype(DType::F32)?)
 }
 
-/// The decomposed bias `bias[(qh,qw),(kh,kw)] = q·Rh[qh,kh] + q·Rw[qw,kw]`, computed from the *unscaled* q
-/// (spec §7.4). `q`: (n, h·w, d) → (n, h·w, h·w).
-fn rel_pos_bias(q: &Tensor, rh: &Tensor, rw: &Tensor, h: usize, w: usize) -> Result<Tensor> {
+/// The two terms of the decomposed bias `bias[(qh,qw),(kh,kw)] = q·Rh[qh,kh] + q·Rw[qw,kw]`, computed from the
+/// *unscaled* q (spec §7.4). `q`: (n, h·w, d) → rel_h (n, h·w, h) and rel_w (n, h·w, w), contiguous.
+fn rel_pos_terms(
+    q: &Tensor,
+    rh: &Tensor,
+    rw: &Tensor,
+    h: usize,
+    w: usize,
+) -> Result<(Tensor, Tensor)> {
     let (n, _, d) = q.dims3()?;
     let q = q.reshape((n, h, w, d))?;
     // rel_h[n, qh, qw, kh] = Σ_c q[n, qh, qw, c] · Rh[qh, kh, c]: a batched matmul over qh.
@@ -142,7 +199,9 @@ fn rel_pos_bias(q: &Tensor, rh: &Tensor, rw: &Tensor, h: usize, w: usize) -> Res
     let rel_h = qh
         .matmul(&rh.t()?)?
         .reshape((h, n, w, h))?
-        .permute((1, 0, 2, 3))?;
+        .permute((1, 0, 2, 3))?
+        .contiguous()?
+        .reshape((n, h * w, h))?;
     // rel_w[n, qh, qw, kw] = Σ_c q[n, qh, qw, c] · Rw[qw, kw, c]: a batched matmul over qw.
     let qw = q
         .permute((2, 0, 1, 3))?
@@ -151,7 +210,8 @@ fn rel_pos_bias(q: &Tensor, rh: &Tensor, rw: &Tensor, h: usize, w: usize) -> Res
     let rel_w = qw
         .matmul(&rw.t()?)?
         .reshape((w, n, h, w))?
-        .permute((1, 2, 0, 3))?;
-    let bias = rel_h.unsqueeze(4)?.broadcast_add(&rel_w.unsqueeze(3)?)?;
-    Ok(bias.reshape((n, h * w, h * w))?)
+        .permute((1, 2, 0, 3))?
+        .contiguous()?
+        .reshape((n, h * w, w))?;
+    Ok((rel_h, rel_w))
 }
