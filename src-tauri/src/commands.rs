@@ -7,11 +7,11 @@ use deepread_core::PageEvent;
 use deepread_pdf::PageSize;
 use serde::Serialize;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::library::Library;
-use crate::reading::{ReadingStarted, Readings};
+use crate::reading::{EngineStatus, ReadRequest, ReadingStarted, Readings};
 
 /// What the front end needs to lay a document out before any page is rendered.
 #[derive(Serialize)]
@@ -54,11 +54,13 @@ pub async fn open_document(
     })
 }
 
-/// Reads an open document; its events stream to `events`. Pages read before come from the cache.
+/// Reads an open document, or the pages `request` names, with its mode; events stream to
+/// `events`. Pages read before with the same mode come from the cache unless the request says not.
 /// Asynchronous so that loading the model, the first time, does not hold up the window.
 #[tauri::command]
 pub async fn read_document(
     id: String,
+    request: Option<ReadRequest>,
     events: Channel<PageEvent>,
     library: State<'_, Library>,
     readings: State<'_, Readings>,
@@ -66,7 +68,29 @@ pub async fn read_document(
     let document = library
         .document(&id)
         .ok_or_else(|| "this document is not open".to_owned())?;
-    Ok(readings.start(document, events))
+    let request = request.unwrap_or_default();
+    check_pages(&request.pages, document.page_count())?;
+    Ok(readings.start(document, request, events))
+}
+
+/// Who reads and on what device, for the top bar. Loads the model the first time, off the
+/// window's thread.
+#[tauri::command]
+pub async fn engine_status(app: AppHandle) -> Result<EngineStatus, String> {
+    tauri::async_runtime::spawn_blocking(move || app.state::<Readings>().engine_status())
+        .await
+        .map_err(|e| format!("the engine status is unknown: {e}"))
+}
+
+/// Pages a request may name: those of the document, 0-based.
+fn check_pages(pages: &[usize], page_count: usize) -> Result<(), String> {
+    match pages.iter().find(|&&page| page >= page_count) {
+        Some(page) => Err(format!(
+            "There is no page {} in this document: it has {page_count}.",
+            page + 1
+        )),
+        None => Ok(()),
+    }
 }
 
 #[tauri::command]
@@ -157,4 +181,19 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_for_a_page_past_the_end_names_it_and_the_page_count() {
+        assert_eq!(check_pages(&[0, 2], 3), Ok(()));
+        assert_eq!(check_pages(&[], 0), Ok(()));
+        assert_eq!(
+            check_pages(&[1, 3], 3),
+            Err("There is no page 4 in this document: it has 3.".to_owned())
+        );
+    }
 }

@@ -34,6 +34,7 @@ fn main() -> anyhow::Result<()> {
             commands::launch_paths,
             commands::open_document,
             commands::read_document,
+            commands::engine_status,
             commands::stop_reading,
             commands::render_markdown,
             commands::notices,

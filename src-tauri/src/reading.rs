@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use deepread_core::export::FinishedPages;
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
-    default_model_dir, DeepSeekOcr2, ReadingMode, Recognizer, ReplayRecognizer, TextLayerRecognizer,
+    default_model_dir, DeepSeekOcr2, ReadingMode, Recognizer, ReplayRecognizer, Resolution,
+    TextLayerRecognizer,
 };
 use deepread_core::PageEvent;
 use deepread_pdf::Document;
 use deepread_store::Store;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
 
 /// Pages the model reads at once.
@@ -38,6 +39,53 @@ pub struct Readings {
 #[serde(rename_all = "camelCase")]
 pub struct ReadingStarted {
     recognizer: String,
+    notice: Option<String>,
+}
+
+/// What the window asks to read: the mode of the top bar, and for a re-read or a retry, which pages
+/// and whether the cache may answer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadRequest {
+    #[serde(default)]
+    pub mode: ReadingMode,
+    #[serde(default)]
+    pub resolution: Resolution,
+    /// 0-based pages in the order to read them; empty: every page.
+    #[serde(default)]
+    pub pages: Vec<usize>,
+    #[serde(default = "cache_answers")]
+    pub use_cache: bool,
+}
+
+fn cache_answers() -> bool {
+    true
+}
+
+impl Default for ReadRequest {
+    fn default() -> Self {
+        ReadRequest {
+            mode: ReadingMode::default(),
+            resolution: Resolution::default(),
+            pages: Vec::new(),
+            use_cache: true,
+        }
+    }
+}
+
+/// Who reads and on what, for the top bar.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineStatus {
+    /// "DeepSeek-OCR-2", "text layer", "recorded output".
+    recognizer: String,
+    /// Where the model runs ("CUDA, bf16"); `None` without a model.
+    device: Option<String>,
+    /// Bytes in use on the model's GPU; `None` off CUDA or without a model.
+    memory_bytes: Option<u64>,
+    /// Whether the reading mode and resolution change what is read (they do for the model only).
+    reading_modes: bool,
+    /// Why there is no model, when there is none.
     notice: Option<String>,
 }
 
@@ -73,9 +121,15 @@ impl Readings {
         &self.notices
     }
 
-    /// Starts reading `document` (stopping an earlier reading of it); events go to `channel`.
-    pub fn start(&self, document: Arc<Document>, channel: Channel<PageEvent>) -> ReadingStarted {
-        let (recognizer, notice) = self.recognizer();
+    /// Starts reading `document` as `request` says (stopping an earlier reading of it); events go
+    /// to `channel`.
+    pub fn start(
+        &self,
+        document: Arc<Document>,
+        request: ReadRequest,
+        channel: Channel<PageEvent>,
+    ) -> ReadingStarted {
+        let (recognizer, notice) = self.recognizer(request.mode, request.resolution);
         let cancel = CancelToken::new();
         let id = document.content_hash().to_owned();
         if let Some(earlier) = self.lock_running().insert(id.clone(), cancel.clone()) {
@@ -100,7 +154,11 @@ impl Readings {
                         cancel.cancel();
                     }
                 };
-                let options = ReadOptions::default();
+                let options = ReadOptions {
+                    pages: request.pages,
+                    use_cache: request.use_cache,
+                    ..ReadOptions::default()
+                };
                 read_document(
                     &document,
                     recognizer.as_ref(),
@@ -131,18 +189,53 @@ impl Readings {
         lock(&self.running)
     }
 
+    /// Who reads, and on what device; loads the model the first time.
+    pub fn engine_status(&self) -> EngineStatus {
+        if let Some(replay) = replay_dir() {
+            return EngineStatus {
+                recognizer: ReplayRecognizer::new(&replay, REPLAY_PAUSE)
+                    .name()
+                    .to_owned(),
+                device: None,
+                memory_bytes: None,
+                reading_modes: false,
+                notice: None,
+            };
+        }
+        match self.model() {
+            Ok(model) => EngineStatus {
+                recognizer: model.name().to_owned(),
+                device: Some(model.device_name()),
+                memory_bytes: model.device_memory_used(),
+                reading_modes: true,
+                notice: None,
+            },
+            Err(why) => EngineStatus {
+                recognizer: TextLayerRecognizer::new().name().to_owned(),
+                device: None,
+                memory_bytes: None,
+                reading_modes: false,
+                notice: Some(text_layer_notice(&why)),
+            },
+        }
+    }
+
     /// Who reads: recorded output when `DEEPREAD_REPLAY` names a folder of it (demos and the desktop
-    /// tests), else the model, else the text layer with a word on why.
-    fn recognizer(&self) -> (Arc<dyn Recognizer>, Option<String>) {
-        if let Some(dir) = std::env::var_os("DEEPREAD_REPLAY") {
-            let replay = ReplayRecognizer::new(&PathBuf::from(dir), REPLAY_PAUSE);
+    /// tests), else the model with the chosen mode, else the text layer with a word on why.
+    fn recognizer(
+        &self,
+        mode: ReadingMode,
+        resolution: Resolution,
+    ) -> (Arc<dyn Recognizer>, Option<String>) {
+        if let Some(dir) = replay_dir() {
+            let replay = ReplayRecognizer::new(&dir, REPLAY_PAUSE);
             return (Arc::new(replay), None);
         }
         match self.model() {
-            Ok(model) => (model, None),
+            Ok(model) => (Arc::new(model.with_reading(mode, resolution)), None),
             Err(why) => (
                 Arc::new(TextLayerRecognizer::new()),
-                Some(format!("{why} Reading the PDF's own text layer instead.")),
+                Some(text_layer_notice(&why)),
             ),
         }
     }
@@ -157,6 +250,14 @@ impl Readings {
             })
             .clone()
     }
+}
+
+fn replay_dir() -> Option<PathBuf> {
+    std::env::var_os("DEEPREAD_REPLAY").map(PathBuf::from)
+}
+
+fn text_layer_notice(why: &str) -> String {
+    format!("{why} Reading the PDF's own text layer instead.")
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -179,4 +280,37 @@ fn open_cache() -> Result<OpenedCache, String> {
     let set_aside = store.set_aside().map(ToString::to_string);
     let cache = Cache::new(store, runtime.handle().clone());
     Ok((cache, runtime, set_aside))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_from_the_window_names_mode_resolution_and_pages() {
+        let request: ReadRequest = serde_json::from_str(
+            r#"{"mode":"plain","resolution":"baseOnly","pages":[4,5],"useCache":false}"#,
+        )
+        .unwrap();
+        assert_eq!(request.mode, ReadingMode::Plain);
+        assert_eq!(request.resolution, Resolution::BaseOnly);
+        assert_eq!(request.pages, vec![4, 5]);
+        assert!(!request.use_cache);
+
+        // Left out: the default mode, every page, the cache answering.
+        let request: ReadRequest = serde_json::from_str("{}").unwrap();
+        assert_eq!(
+            (request.mode, request.resolution),
+            (ReadingMode::Layout, Resolution::BaseWithTiles)
+        );
+        assert!(request.pages.is_empty() && request.use_cache);
+    }
+
+    #[test]
+    fn a_request_with_an_unknown_mode_or_field_is_refused_with_its_name() {
+        let error = serde_json::from_str::<ReadRequest>(r#"{"resolution":"large"}"#).unwrap_err();
+        assert!(error.to_string().contains("large"), "{error}");
+        let error = serde_json::from_str::<ReadRequest>(r#"{"page":1}"#).unwrap_err();
+        assert!(error.to_string().contains("page"), "{error}");
+    }
 }

@@ -106,6 +106,19 @@ test("without model weights the text layer is read: Markdown streams in, boxes a
       const [label, count] = [chip.slice(0, chip.lastIndexOf(" ")).replace(" ", "_"), Number(chip.slice(chip.lastIndexOf(" ") + 1))];
       assert.equal(count, legend.counts[label], `legend chip "${chip}"`);
     }
+    // No weights: the top bar says the text layer is read, and why; the modes are the model's.
+    const engine = await app.waitFor(
+      "the engine status",
+      `const e = document.getElementById("engine-status");
+       return e.dataset.recognizer ? { text: e.textContent, title: e.title, modes: document.getElementById("mode-select").disabled } : null;`,
+    );
+    assert.equal(engine.text, "text layer only");
+    assert.match(engine.title, /no DeepSeek-OCR-2 weights/);
+    assert.equal(engine.modes, true);
+    const pages = popplerPageCount(pdf);
+    const progress = await app.run(`return document.getElementById("status-progress").textContent;`);
+    assert.match(progress, new RegExp(`^${pages} of ${pages} pages read`));
+    assert.doesNotMatch(progress, /tokens\/s/, "the text layer has no tokens to count");
     const shots = path.join(repoRoot, "docs/screenshots");
     writeFileSync(path.join(shots, "reading-linked.png"), await app.screenshot());
   } finally {

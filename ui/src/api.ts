@@ -1,6 +1,8 @@
 // The Rust side's commands and the page image protocol, typed.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { PageEvent } from "./events";
+import type { ReadingChoice } from "./reading/modes";
+import type { EngineStatus } from "./status/engine-status";
 
 export interface PageSize {
   width_pt: number;
@@ -34,11 +36,27 @@ export interface ReadingStarted {
   notice: string | null;
 }
 
+/** `ReadRequest` of src-tauri/src/reading.rs: the mode, and for a re-read which pages and whether
+ * the cache may answer. */
+export interface ReadRequest extends ReadingChoice {
+  pages?: number[];
+  useCache?: boolean;
+}
+
 /** Starts reading a document; its events arrive through `onEvent` in order. */
-export function readDocument(id: string, onEvent: (event: PageEvent) => void): Promise<ReadingStarted> {
+export function readDocument(
+  id: string,
+  request: ReadRequest,
+  onEvent: (event: PageEvent) => void,
+): Promise<ReadingStarted> {
   const events = new Channel<PageEvent>();
   events.onmessage = onEvent;
-  return invoke<ReadingStarted>("read_document", { id, events });
+  return invoke<ReadingStarted>("read_document", { id, request, events });
+}
+
+/** Who reads and on what device; the first call loads the model. */
+export function engineStatus(): Promise<EngineStatus> {
+  return invoke<EngineStatus>("engine_status");
 }
 
 export function stopReading(id: string): Promise<void> {

@@ -43,7 +43,8 @@ export type LoopReason =
 export type PageEvent =
   | { type: "queued"; page: number }
   | { type: "started"; page: number }
-  | { type: "delta"; page: number; text: string }
+  /** `tokens`: generated tokens behind the text (0 when the reader has none). */
+  | { type: "delta"; page: number; text: string; tokens: number }
   | {
       type: "blockOpened";
       page: number;

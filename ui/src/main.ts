@@ -4,8 +4,11 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
 import { exportDocument, launchPaths, notices, openDocument } from "./api";
 import { LibraryPane } from "./library-pane";
+import { clickedPageAction } from "./page-controls";
 import { PageView } from "./page-view";
 import { DocumentSession } from "./session";
+import { describeProgress } from "./status/progress";
+import { TopBar } from "./top-bar";
 
 function element<T extends HTMLElement>(id: string): T {
   const found = document.getElementById(id);
@@ -15,7 +18,8 @@ function element<T extends HTMLElement>(id: string): T {
 
 const markdownPane = element<HTMLElement>("markdown-pane");
 const title = element<HTMLSpanElement>("document-title");
-const statusBar = element<HTMLElement>("status-bar");
+const statusProgress = element<HTMLElement>("status-progress");
+const statusMessage = element<HTMLElement>("status-message");
 const dropVeil = element<HTMLDivElement>("drop-veil");
 const exportButton = element<HTMLButtonElement>("export-button");
 
@@ -26,8 +30,36 @@ const pageView = new PageView(element("page-pane"), {
   onSelect: (blockId) => session?.selectBox(blockId),
 });
 const library = new LibraryPane(element("library-pane"), (page) => showPage(page));
+const topBar = new TopBar(
+  element("read-button"),
+  element("mode-select"),
+  element("resolution-select"),
+  element("engine-status"),
+);
+
+function say(message: string): void {
+  statusMessage.textContent = message;
+}
+
+/** The status bar's figures, at most once a frame however fast events arrive. */
+let progressFrame = false;
+function showProgress(): void {
+  if (progressFrame) return;
+  progressFrame = true;
+  requestAnimationFrame(() => {
+    progressFrame = false;
+    if (!session) return;
+    statusProgress.textContent = describeProgress(session.progress.figures());
+    topBar.setReading(session.progress.reading, true);
+  });
+}
 
 markdownPane.addEventListener("click", (event) => {
+  const action = clickedPageAction(event.target);
+  if (action) {
+    void pageAction(action.page, action.action);
+    return;
+  }
   const block = (event.target as HTMLElement).closest<HTMLElement>("[data-block-id]");
   const section = block?.closest<HTMLElement>("[data-page]");
   if (!block || !section) return;
@@ -41,23 +73,48 @@ async function openPaths(paths: string[]): Promise<void> {
     try {
       const doc = await openDocument(path);
       void session?.stop();
-      session = new DocumentSession(
-        doc,
-        pageView,
-        markdownPane,
-        (text) => (statusBar.textContent = text),
-        (page, status) => library.setStatus(page, status),
-      );
+      session = new DocumentSession(doc, pageView, markdownPane, {
+        onPageStatus: (page, status) => library.setStatus(page, status),
+        onProgress: showProgress,
+        choice: () => topBar.choice(),
+      });
       title.textContent = doc.title;
       exportButton.disabled = false;
       library.show(doc);
       showPage(0);
-      await session.read();
+      say("");
+      await startReading(() => session!.read(topBar.choice()));
     } catch (error) {
       pageView.showError(`${path}: ${String(error)}`);
-      statusBar.textContent = "";
+      say("");
     }
   }
+}
+
+/** Starts a reading and says who reads; a refused one says why. */
+async function startReading(start: () => ReturnType<DocumentSession["read"]>): Promise<void> {
+  try {
+    const started = await start();
+    say(started.notice ?? `Reading with ${started.recognizer}`);
+  } catch (error) {
+    say(String(error));
+  }
+  showProgress();
+}
+
+async function pageAction(page: number, action: "reread" | "retry"): Promise<void> {
+  const current = session;
+  if (!current) return;
+  await startReading(() =>
+    action === "retry" ? current.retry(page, topBar.choice()) : current.reRead(page, topBar.choice()),
+  );
+}
+
+function readOrStop(): void {
+  const current = session;
+  if (!current) return;
+  if (current.progress.reading) void current.stop();
+  else void startReading(() => current.read(topBar.choice()));
 }
 
 function showPage(page: number, { keepMarkdown = false } = {}): void {
@@ -82,12 +139,13 @@ async function exportRead(): Promise<void> {
   try {
     const exported = await exportDocument(session.doc.id);
     if (exported) {
-      statusBar.textContent =
+      say(
         `Exported ${exported.pagesRead} of ${total} pages to ${exported.folder} ` +
-        `(${exported.files} files, ${exported.figures} figures)`;
+        `(${exported.files} files, ${exported.figures} figures)`,
+      );
     }
   } catch (error) {
-    statusBar.textContent = String(error);
+    say(String(error));
   } finally {
     exportButton.disabled = false;
   }
@@ -95,9 +153,16 @@ async function exportRead(): Promise<void> {
 
 exportButton.addEventListener("click", () => void exportRead());
 element<HTMLButtonElement>("open-button").addEventListener("click", () => void chooseFiles());
-element<HTMLButtonElement>("stop-button").addEventListener("click", () => void session?.stop());
+element<HTMLButtonElement>("read-button").addEventListener("click", readOrStop);
+
+/** Keys typed into a field or a select are theirs, not the window's shortcuts. */
+function typingInField(event: KeyboardEvent): boolean {
+  const target = event.target as HTMLElement | null;
+  return target?.closest("input, select, textarea") != null;
+}
 
 window.addEventListener("keydown", (event) => {
+  if (!event.ctrlKey && event.key !== "Escape" && typingInField(event)) return;
   if (event.ctrlKey && event.key.toLowerCase() === "o") {
     event.preventDefault();
     void chooseFiles();
@@ -123,6 +188,7 @@ void getCurrentWebview().onDragDropEvent((event) => {
 
 pageView.showWelcome();
 void notices().then((messages) => {
-  if (messages.length > 0) statusBar.textContent = messages.join(" ");
+  if (messages.length > 0) say(messages.join(" "));
 });
+void topBar.refreshEngine();
 void launchPaths().then(openPaths);

@@ -1,35 +1,65 @@
-// One open document being read: events from Rust go to the Markdown pane, the block index and the
-// boxes on the page shown; boxes and blocks link to each other both ways.
-import { readDocument, renderMarkdown, stopReading, type DocumentInfo } from "./api";
+// One open document being read: events from Rust go to the Markdown pane, the block index, the
+// boxes on the page shown and the status bar's figures; boxes and blocks link to each other both ways.
+import { readDocument, renderMarkdown, stopReading, type DocumentInfo, type ReadingStarted } from "./api";
 import type { PageEvent } from "./events";
 import { BlockIndex } from "./linking/block-index";
-import { StreamingRenderer } from "./markdown/streaming-renderer";
+import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
+import { decoratePage, setRetryLabel } from "./page-controls";
 import type { PageView } from "./page-view";
+import { describeChoice, MODE_OPTIONS, retryChoice, type ReadingChoice } from "./reading/modes";
+import { pagesForReRead } from "./reading/reread";
+import { ReadingProgress } from "./status/progress";
+
+export interface SessionHooks {
+  /** The page's reading status changed (for its thumbnail badge). */
+  onPageStatus: (page: number, status: PageStatus) => void;
+  /** The figures of the status bar may have changed. */
+  onProgress: () => void;
+  /** The mode the top bar shows now. */
+  choice: () => ReadingChoice;
+}
 
 export class DocumentSession {
   private readonly index = new BlockIndex();
   private readonly markdown: StreamingRenderer;
+  readonly progress: ReadingProgress;
   private page = 0;
   private selected: number | null = null;
-  private pagesDone = 0;
+  /** Bumped per reading; a newer reading owns the pages it reads (null: all of them). */
+  private generation = 0;
+  private latestPages: Set<number> | null = null;
 
   constructor(
     readonly doc: DocumentInfo,
     private readonly pageView: PageView,
     markdownPane: HTMLElement,
-    private readonly onStatus: (text: string) => void,
-    private readonly onPageStatus: (page: number, status: string) => void,
+    private readonly hooks: SessionHooks,
   ) {
     markdownPane.replaceChildren();
-    this.markdown = new StreamingRenderer(markdownPane, { renderBlock: renderMarkdown });
+    this.markdown = new StreamingRenderer(markdownPane, { renderBlock: renderMarkdown, decoratePage });
+    this.progress = new ReadingProgress(doc.pages.length);
   }
 
-  async read(): Promise<void> {
-    const started = await readDocument(this.doc.id, (event) => this.handle(event));
-    this.onStatus(started.notice ?? `Reading with ${started.recognizer}`);
+  /** Reads the document with `choice`: pages read with it before come from the cache. */
+  read(choice: ReadingChoice): Promise<ReadingStarted> {
+    return this.start({ ...choice }, null);
+  }
+
+  /** Reads `page` again with `choice`, then what the running reading had left. */
+  reRead(page: number, choice: ReadingChoice): Promise<ReadingStarted> {
+    const statuses = new Map(this.doc.pages.map((_, p) => [p, this.markdown.status(p)] as const));
+    const pages = pagesForReRead(page, statuses);
+    return this.start({ ...choice, pages, useCache: false }, pages);
+  }
+
+  /** Retries a failed or looped page: a looped one with the other prompt (modes.ts says why). */
+  retry(page: number, current: ReadingChoice): Promise<ReadingStarted> {
+    return this.reRead(page, retryChoice(current, this.markdown.status(page)));
   }
 
   stop(): Promise<void> {
+    this.progress.stopped();
+    this.hooks.onProgress();
     return stopReading(this.doc.id);
   }
 
@@ -72,18 +102,46 @@ export class DocumentSession {
     if (block) flash(block);
   }
 
-  private handle(event: PageEvent): void {
+  private async start(request: Parameters<typeof readDocument>[1], pages: number[] | null): Promise<ReadingStarted> {
+    const generation = ++this.generation;
+    this.latestPages = pages === null ? null : new Set(pages);
+    const started = await readDocument(this.doc.id, request, (event) => this.handle(event, generation));
+    this.hooks.onProgress();
+    return started;
+  }
+
+  private handle(event: PageEvent, generation: number): void {
+    // A replaced reading still reports the pages it had in flight ("stopped"); the newer one owns them.
+    const owned = this.latestPages === null || this.latestPages.has(event.page);
+    if (generation !== this.generation && owned) return;
     this.markdown.handle(event);
     this.index.apply(event);
+    this.progress.apply(event);
     const status = this.markdown.status(event.page);
-    if (status) this.onPageStatus(event.page, status);
-    if (event.type === "done" || event.type === "looped" || event.type === "failed") {
-      this.pagesDone += 1;
-      this.onStatus(`${this.pagesDone} of ${this.doc.pages.length} pages read`);
+    if (status) {
+      this.hooks.onPageStatus(event.page, status);
+      if (event.type === "looped" || event.type === "failed") this.labelRetry(event.page, status);
     }
-    if (event.page !== this.page) return;
+    if (event.type !== "delta" && event.type !== "blockText") this.hooks.onProgress();
+    if (event.page === this.page) this.showEvent(event);
+  }
+
+  private labelRetry(page: number, status: PageStatus): void {
+    const section = this.markdown.pageElement(page);
+    if (!section) return;
+    const choice = retryChoice(this.hooks.choice(), status);
+    const mode = MODE_OPTIONS.find((o) => o.value === choice.mode)?.label ?? choice.mode;
+    const label = status === "looped" ? `Retry as ${mode.toLowerCase()}` : "Retry";
+    setRetryLabel(section, label, `Read page ${page + 1} again: ${describeChoice(choice)}`);
+  }
+
+  private showEvent(event: PageEvent): void {
     const boxes = this.pageView.boxes;
     switch (event.type) {
+      case "started":
+        boxes.clear();
+        this.pageView.legend.refresh();
+        break;
       case "blockOpened":
         boxes.addBox(event.blockId, event.label, event.boxes);
         boxes.setReadingHead(event.blockId);

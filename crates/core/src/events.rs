@@ -86,10 +86,12 @@ pub enum PageEvent {
     Started {
         page: usize,
     },
-    /// Raw model text as generated, tags included.
+    /// Raw model text as generated, tags included; `tokens`: the generated tokens it took (0 when
+    /// the recognizer has none), what the window's tokens/s counts.
     Delta {
         page: usize,
         text: String,
+        tokens: usize,
     },
     /// A block's label and boxes are known (its `<|det|>` closed); its text follows.
     BlockOpened {

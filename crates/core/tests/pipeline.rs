@@ -254,3 +254,44 @@ fn chosen_pages_only_are_read() {
         .collect();
     assert_eq!(read_pages, [3, 1]);
 }
+
+#[test]
+fn streamed_deltas_carry_the_tokens_the_page_stats_count() {
+    let setup = setup();
+    let doc = document(KOREAN_4_PAGES);
+    let recorded = tempfile::tempdir().unwrap();
+    // Recorded output with more than one delta's worth of text: each delta is one token.
+    let text =
+        "<|ref|>title<|/ref|><|det|>[[10, 10, 990, 80]]<|/det|>\n# A heading\n\nSome words.\n";
+    std::fs::write(recorded.path().join("page001.md"), text).unwrap();
+    let replay = deepread_core::recognizer::ReplayRecognizer::new(
+        recorded.path(),
+        std::time::Duration::ZERO,
+    );
+    let options = ReadOptions {
+        pages: vec![0],
+        ..ReadOptions::default()
+    };
+    let mut events = Vec::new();
+    read_document(
+        &doc,
+        &replay,
+        Some(&setup.cache),
+        &options,
+        &CancelToken::new(),
+        &mut |e| events.push(e),
+    );
+    let streamed: usize = events
+        .iter()
+        .filter_map(|e| match e {
+            PageEvent::Delta { tokens, .. } => Some(*tokens),
+            _ => None,
+        })
+        .sum();
+    let counted = events.iter().find_map(|e| match e {
+        PageEvent::Done { stats, .. } => Some(stats.generated_tokens),
+        _ => None,
+    });
+    assert_eq!(counted, Some(text.chars().count().div_ceil(4)));
+    assert_eq!(Some(streamed), counted);
+}

@@ -15,6 +15,8 @@ export type PageStatus = "queued" | "reading" | "done" | "fromCache" | "failed" 
 export interface StreamingRendererOptions {
   renderBlock: RenderBlock;
   schedule?: FrameScheduler;
+  /** Adds a page's own controls (a heading, buttons) when its section is made. */
+  decoratePage?: (section: HTMLElement, page: number) => void;
 }
 
 interface BlockState {
@@ -39,6 +41,7 @@ export class StreamingRenderer {
   private frameRequested = false;
   private readonly renderBlock: RenderBlock;
   private readonly schedule: FrameScheduler;
+  private readonly decoratePage: ((section: HTMLElement, page: number) => void) | undefined;
 
   constructor(
     private readonly root: HTMLElement,
@@ -46,6 +49,7 @@ export class StreamingRenderer {
   ) {
     this.renderBlock = options.renderBlock;
     this.schedule = options.schedule ?? ((callback) => requestAnimationFrame(() => callback()));
+    this.decoratePage = options.decoratePage;
     root.classList.add("markdown-pane");
   }
 
@@ -187,6 +191,7 @@ export class StreamingRenderer {
     const section = document.createElement("section");
     section.className = "markdown-page";
     section.dataset["page"] = String(page);
+    this.decoratePage?.(section, page);
     // Pages may start in any order (the page on screen first); keep the sections in page order.
     const after = [...this.pages.entries()].filter(([p]) => p > page).sort(([a], [b]) => a - b)[0];
     this.root.insertBefore(section, after ? after[1].section : null);

@@ -169,6 +169,7 @@ impl PageSink for EventSink<'_> {
         self.emit(PageEvent::Delta {
             page,
             text: text.to_owned(),
+            tokens,
         });
         for event in step.events {
             self.emit(event.into_page_event(page));

@@ -4,12 +4,17 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use deepread_engine::prompt::PromptPreset;
+use candle_core::{DType, Device};
+use deepread_engine::preprocess::{preprocess, PreprocessConfig};
+use deepread_engine::prompt::{build_prompt_ids, PromptPreset, Tokenizer};
 use deepread_engine::{
-    default_device, EngineError, Flow, GenerateOptions, Ocr, PageOutput, TextEvent,
+    default_device, EngineError, Flow, GenerateOptions, Ocr, PageImage, PageOutput, TextEvent,
 };
 use deepread_pdf::RenderSize;
+use image::RgbImage;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Control, PageInput, PageNeeds, PageSink, ReadStats, Recognizer};
@@ -21,12 +26,26 @@ pub const RENDER_DPI: f32 = 144.0;
 const FINGERPRINT_SAMPLE: u64 = 1 << 20;
 
 /// Which of the official prompts to read with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum ReadingMode {
     /// "Document with layout": Markdown with grounding boxes.
+    #[default]
     Layout,
     /// "Plain text": Markdown only.
     Plain,
+}
+
+/// How much of the page the model sees. DeepSeek-OCR-2 has learned queries for 1024 px and 768 px
+/// views only, so the v1 model's tiny (512), small (640) and large (1280) views do not exist here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Resolution {
+    /// The whole page at 1024 px plus 2..=6 tiles of 768 px: the official default.
+    #[default]
+    BaseWithTiles,
+    /// The whole page at 1024 px alone: 257 image tokens, quicker, for large print.
+    BaseOnly,
 }
 
 /// Where model weights are looked for when no folder is named: `DEEPREAD_MODEL`, else
@@ -66,8 +85,12 @@ pub enum ModelError {
 }
 
 pub struct DeepSeekOcr2 {
-    ocr: Ocr,
+    /// Shared by every reading setting: the weights are loaded once.
+    ocr: Arc<Ocr>,
+    /// The model files hashed: the start of every setting's fingerprint.
+    files: Sha256,
     mode: ReadingMode,
+    resolution: Resolution,
     options: GenerateOptions,
     in_flight: usize,
     fingerprint: String,
@@ -85,15 +108,66 @@ impl DeepSeekOcr2 {
             dir: dir.to_path_buf(),
             source,
         })?;
+        let files = hash_model_files(dir)?;
         let options = GenerateOptions::default();
-        let fingerprint = fingerprint(dir, mode, &options)?;
+        let fingerprint = fingerprint(&files, mode, Resolution::default(), &options);
         Ok(DeepSeekOcr2 {
-            ocr,
+            ocr: Arc::new(ocr),
+            files,
             mode,
+            resolution: Resolution::default(),
             options,
             in_flight: in_flight.max(1),
             fingerprint,
         })
+    }
+
+    /// The same loaded model reading with another prompt or resolution; nothing is loaded again,
+    /// and the cache keeps each setting's pages apart.
+    pub fn with_reading(&self, mode: ReadingMode, resolution: Resolution) -> Self {
+        DeepSeekOcr2 {
+            ocr: Arc::clone(&self.ocr),
+            files: self.files.clone(),
+            mode,
+            resolution,
+            options: self.options.clone(),
+            in_flight: self.in_flight,
+            fingerprint: fingerprint(&self.files, mode, resolution, &self.options),
+        }
+    }
+
+    pub fn mode(&self) -> ReadingMode {
+        self.mode
+    }
+
+    pub fn resolution(&self) -> Resolution {
+        self.resolution
+    }
+
+    /// Where the model runs, in words: "CUDA, bf16", "CPU, f32".
+    pub fn device_name(&self) -> String {
+        let model = self.ocr.engine().model();
+        format!(
+            "{}, {}",
+            device_kind(model.device()),
+            dtype_name(model.dtype())
+        )
+    }
+
+    /// Bytes in use on the model's device (the whole GPU, as nvidia-smi counts it); `None` off CUDA,
+    /// where there is no device memory apart from the process's own.
+    pub fn device_memory_used(&self) -> Option<u64> {
+        device_memory_used(self.ocr.engine().model().device())
+    }
+
+    /// One page as the engine takes it, at this reading's resolution.
+    fn prepare(&self, image: &RgbImage) -> Result<deepread_engine::PageInput, String> {
+        let prompt = self.mode.preset().text();
+        match self.resolution {
+            Resolution::BaseWithTiles => self.ocr.prepare(image, prompt),
+            Resolution::BaseOnly => return base_only_input(self.ocr.tokenizer(), image, prompt),
+        }
+        .map_err(|e| e.to_string())
     }
 
     /// Reads one batch; on an out-of-memory error, reads it again with fewer pages at a time.
@@ -105,9 +179,7 @@ impl DeepSeekOcr2 {
                     .image
                     .as_ref()
                     .ok_or_else(|| "the page was not rendered".to_owned())?;
-                self.ocr
-                    .prepare(image, self.mode.preset().text())
-                    .map_err(|e| e.to_string())
+                self.prepare(image)
             })
             .collect();
         let mut ready = Vec::new();
@@ -201,6 +273,52 @@ fn read_stats(stats: &deepread_engine::PageStats) -> ReadStats {
     }
 }
 
+/// A page prepared with the global 1024 px view only: the official preprocessing with its tiles left
+/// out, so the global view stays pixel-exact.
+pub fn base_only_input(
+    tokenizer: &Tokenizer,
+    image: &RgbImage,
+    prompt: &str,
+) -> Result<deepread_engine::PageInput, String> {
+    let config = PreprocessConfig::default();
+    let mut prepared = preprocess(image, &config).map_err(|e| e.to_string())?;
+    prepared.tiles = Vec::new();
+    prepared.grid = None;
+    // What an image too small for tiles takes: the global view and the separator.
+    prepared.image_tokens = config.image_token_count(1, 1);
+    let prompt_ids =
+        build_prompt_ids(tokenizer, prompt, prepared.image_tokens).map_err(|e| e.to_string())?;
+    Ok(deepread_engine::PageInput {
+        prompt_ids,
+        image: Some(PageImage::from(&prepared)),
+    })
+}
+
+fn device_kind(device: &Device) -> &'static str {
+    match device {
+        Device::Cpu => "CPU",
+        Device::Cuda(_) => "CUDA",
+        Device::Metal(_) => "Metal",
+    }
+}
+
+fn dtype_name(dtype: DType) -> String {
+    format!("{dtype:?}").to_ascii_lowercase()
+}
+
+/// Memory in use on the whole device (what nvidia-smi shows), or None off CUDA.
+#[cfg(feature = "cuda")]
+fn device_memory_used(device: &Device) -> Option<u64> {
+    let cuda = device.as_cuda_device().ok()?;
+    let (free, total) = cuda.cuda_stream().context().mem_get_info().ok()?;
+    Some((total - free) as u64)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn device_memory_used(_device: &Device) -> Option<u64> {
+    None
+}
+
 fn is_out_of_memory(message: &str) -> bool {
     let message = message.to_ascii_lowercase();
     message.contains("out of memory") || message.contains("out_of_memory")
@@ -208,10 +326,24 @@ fn is_out_of_memory(message: &str) -> bool {
 
 /// Names the model files and every setting that changes the output.
 fn fingerprint(
-    dir: &Path,
+    files: &Sha256,
     mode: ReadingMode,
+    resolution: Resolution,
     options: &GenerateOptions,
-) -> Result<String, ModelError> {
+) -> String {
+    let mut hasher = files.clone();
+    hasher.update(mode.preset().text().as_bytes());
+    // The default adds nothing, so pages cached before resolutions could be chosen stay valid.
+    if resolution != Resolution::BaseWithTiles {
+        hasher.update(format!("resolution {resolution:?}").as_bytes());
+    }
+    hasher.update(format!("{options:?}").as_bytes());
+    let digest = hex::encode(hasher.finalize());
+    format!("deepseek-ocr-2/{}", &digest[..16])
+}
+
+/// The model files, hashed in name order (sampled: see `FINGERPRINT_SAMPLE`).
+fn hash_model_files(dir: &Path) -> Result<Sha256, ModelError> {
     let mut hasher = Sha256::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|source| ModelError::Io {
@@ -225,10 +357,7 @@ fn fingerprint(
     for file in &files {
         hash_model_file(&mut hasher, file)?;
     }
-    hasher.update(mode.preset().text().as_bytes());
-    hasher.update(format!("{options:?}").as_bytes());
-    let digest = hex::encode(hasher.finalize());
-    Ok(format!("deepseek-ocr-2/{}", &digest[..16]))
+    Ok(hasher)
 }
 
 fn is_model_file(path: &Path) -> bool {
@@ -263,4 +392,95 @@ fn hash_model_file(hasher: &mut Sha256, path: &Path) -> Result<(), ModelError> {
     }
     hasher.update(&sample);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine_fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../engine/tests/fixtures")
+            .join(name)
+    }
+
+    fn tokenizer() -> Tokenizer {
+        let fixtures = std::env::var_os("DEEPREAD_FIXTURES")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+            });
+        Tokenizer::from_file(&fixtures.join("tokenizer/tokenizer.json")).unwrap()
+    }
+
+    #[test]
+    fn every_reading_setting_has_a_fingerprint_of_its_own_and_the_default_keeps_the_old_one() {
+        let files = hash_model_files(&engine_fixture("tiny_native")).unwrap();
+        let options = GenerateOptions::default();
+        let settings = [
+            (ReadingMode::Layout, Resolution::BaseWithTiles),
+            (ReadingMode::Layout, Resolution::BaseOnly),
+            (ReadingMode::Plain, Resolution::BaseWithTiles),
+            (ReadingMode::Plain, Resolution::BaseOnly),
+        ];
+        let prints: std::collections::HashSet<String> = settings
+            .iter()
+            .map(|&(mode, resolution)| fingerprint(&files, mode, resolution, &options))
+            .collect();
+        assert_eq!(prints.len(), settings.len());
+
+        // Before resolutions existed: the files, the prompt, the options. Pages cached then are
+        // still found.
+        let mut before = files.clone();
+        before.update(ReadingMode::Layout.preset().text().as_bytes());
+        before.update(format!("{options:?}").as_bytes());
+        let before = format!("deepseek-ocr-2/{}", &hex::encode(before.finalize())[..16]);
+        assert_eq!(
+            fingerprint(
+                &files,
+                ReadingMode::Layout,
+                Resolution::BaseWithTiles,
+                &options
+            ),
+            before
+        );
+    }
+
+    #[test]
+    fn base_only_reads_the_global_view_alone() {
+        // An A4 page at 144 dpi: the official crop mode cuts it into 2×3 tiles (spec §3's table).
+        let page = RgbImage::from_pixel(1190, 1684, image::Rgb([250, 250, 250]));
+        let tokenizer = tokenizer();
+        let prompt = ReadingMode::Plain.preset().text();
+        let input = base_only_input(&tokenizer, &page, prompt).unwrap();
+        let image = input.image.as_ref().unwrap();
+        assert_eq!(image.num_tiles, 0);
+        assert!(image.tiles.is_empty());
+        assert_eq!(image.base_size, 1024);
+        assert_eq!(image.global.len(), 3 * 1024 * 1024);
+        let placeholders = input.prompt_ids.iter().filter(|&&id| id == 128_815).count();
+        assert_eq!(
+            placeholders,
+            256 + 1,
+            "the global view's tokens and the separator"
+        );
+
+        let tiled = preprocess(&page, &PreprocessConfig::default()).unwrap();
+        assert_eq!(tiled.tile_count(), 6);
+        assert_eq!(
+            image.global, tiled.global,
+            "the same global view as with tiles"
+        );
+    }
+
+    #[test]
+    fn reading_settings_arrive_from_the_window_as_camel_case_names() {
+        let mode: ReadingMode = serde_json::from_str("\"plain\"").unwrap();
+        let resolution: Resolution = serde_json::from_str("\"baseOnly\"").unwrap();
+        assert_eq!(
+            (mode, resolution),
+            (ReadingMode::Plain, Resolution::BaseOnly)
+        );
+        assert!(serde_json::from_str::<Resolution>("\"tiny\"").is_err());
+    }
 }

@@ -8,7 +8,10 @@ mod text_layer;
 use deepread_pdf::{PageSize, RenderSize, Word};
 use image::RgbImage;
 
-pub use deepseek::{default_model_dir, DeepSeekOcr2, ModelError, ReadingMode, RENDER_DPI};
+pub use deepseek::{
+    base_only_input, default_model_dir, DeepSeekOcr2, ModelError, ReadingMode, Resolution,
+    RENDER_DPI,
+};
 pub use replay::ReplayRecognizer;
 pub use text_layer::TextLayerRecognizer;
 

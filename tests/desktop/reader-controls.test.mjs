@@ -1,0 +1,121 @@
+// The reader's controls on a real PDF read by replayed DeepSeek-OCR output: the status bar's
+// figures, Read / Stop, the engine status, a failed page retried, a page re-read past the cache.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fixtures, openApp, popplerPageCount, startDriver } from "./session.mjs";
+
+const manual = path.join(fixtures, "grounding/with_source/xiongpu1_agent/vastera_manual");
+const pdf = path.join(fixtures, "pdfs/non_english/docling__normal_4pages_korean.pdf");
+const replayDir = mkdtempSync(path.join(tmpdir(), "deepread-controls-"));
+
+/** The model's text inside a reference `infer` stdout capture: between the header and the stats. */
+function capturedOutput(page) {
+  const capture = readFileSync(path.join(manual, `page${String(page).padStart(3, "0")}.stdout.md`), "utf8");
+  const header = "=====================\n";
+  const start = capture.indexOf(header, capture.indexOf(header) + header.length) + header.length;
+  return capture.slice(start, capture.indexOf("==================================================\nimage size"));
+}
+
+const record = (page, text) => writeFileSync(path.join(replayDir, `page${String(page).padStart(3, "0")}.md`), text);
+const status = (page) => `document.querySelector('.thumbnail[data-page="${page}"]')?.dataset.status`;
+const progress = `document.getElementById("status-progress").textContent`;
+
+let driver;
+let app;
+before(async () => {
+  // Pages 1 and 3 have recorded output; pages 2 and 4 have none yet, so they fail.
+  record(1, capturedOutput(2));
+  record(3, capturedOutput(3));
+  driver = await startDriver({ DEEPREAD_REPLAY: replayDir });
+  app = await openApp(driver, [pdf]);
+});
+after(async () => {
+  await app?.close();
+  driver?.close();
+  rmSync(replayDir, { recursive: true, force: true });
+});
+
+async function click(selector) {
+  const at = await app.run(`
+    const element = document.querySelector(${JSON.stringify(selector)});
+    if (!element) return null;
+    element.scrollIntoView({ block: "center" });
+    const r = element.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2, visible: r.width > 0 && r.height > 0 };`);
+  assert.ok(at?.visible, `${selector} is on screen`);
+  await app.clickAt(at.x, at.y);
+}
+
+test("while reading, the button says Stop and the status bar counts pages, tokens/s and failures", async () => {
+  const total = popplerPageCount(pdf);
+  const stop = await app.waitFor(
+    "the Read button to say Stop while page 1 streams in",
+    `const b = document.getElementById("read-button"); return b.textContent === "Stop" ? b.textContent : null;`,
+  );
+  assert.equal(stop, "Stop");
+  await app.waitFor("page 3 to be read", `return ${status(2)} === "done";`);
+  await app.waitFor("page 4 to fail", `return ${status(3)} === "failed";`);
+  const line = await app.waitFor(
+    "the reading to end",
+    `return document.getElementById("read-button").textContent === "Read" && ${progress};`,
+  );
+  assert.match(line, new RegExp(`^2 of ${total} pages read`));
+  assert.match(line, /2 failed/);
+  assert.match(line, /0 from cache/);
+  // The replay reports a token per four characters: a rate, whatever the machine's speed.
+  const rate = Number(/([\d,]+) tokens\/s/.exec(line)?.[1].replace(",", ""));
+  assert.ok(rate > 0, `a tokens/s figure in "${line}"`);
+
+  const engine = await app.run(`const e = document.getElementById("engine-status");
+    return { text: e.textContent, modes: document.getElementById("mode-select").disabled };`);
+  assert.equal(engine.text, "recorded output");
+  assert.equal(engine.modes, true, "recorded output has no reading modes to choose");
+});
+
+test("a failed page offers Retry, and once its output exists the retry reads it", async () => {
+  await app.waitFor("page 2 to fail", `return ${status(1)} === "failed";`);
+  const retry = `#markdown-pane [data-page="1"] .page-retry`;
+  const shown = await app.run(`return getComputedStyle(document.querySelector('${retry}')).display;`);
+  assert.notEqual(shown, "none", "the failed page shows its Retry button");
+  const hiddenOnDone = await app.run(
+    `return getComputedStyle(document.querySelector('#markdown-pane [data-page="0"] .page-retry')).display;`,
+  );
+  assert.equal(hiddenOnDone, "none", "a page read well has no Retry");
+
+  record(2, capturedOutput(4));
+  await click(retry);
+  await app.waitFor("page 2 to be read on retry", `return ${status(1)} === "done";`);
+  // The manual's contents page: its sub-title, as the capture wrote it.
+  const heading = /^## (.+)$/m.exec(capturedOutput(4))[1].trim();
+  const shows = await app.waitFor(
+    `page 2's Markdown to show "${heading}"`,
+    `return document.querySelector('#markdown-pane [data-page="1"]').textContent.includes(${JSON.stringify(heading)});`,
+  );
+  assert.ok(shows);
+  const line = await app.waitFor("the status bar to count it", `const t = ${progress}; return /^3 of/.test(t) ? t : null;`);
+  assert.match(line, /1 failed/);
+});
+
+test("Re-read reads a page again past the cache; Read takes pages read before from the cache", async () => {
+  const changed = "<|ref|>title<|/ref|><|det|>[[100, 50, 900, 120]]<|/det|>\n# Read a second time\n\n";
+  record(1, changed);
+  await click(`#markdown-pane [data-page="0"] .page-reread`);
+  const again = await app.waitFor(
+    "page 1's new text",
+    `return document.querySelector('#markdown-pane [data-page="0"]').textContent.includes("Read a second time");`,
+  );
+  assert.ok(again);
+  await app.waitFor("the re-read to end", `return document.getElementById("read-button").textContent === "Read";`);
+
+  await click("#read-button");
+  const line = await app.waitFor(
+    "a reading answered by the cache",
+    `const t = ${progress}; return /3 from cache/.test(t) && document.getElementById("read-button").textContent === "Read" ? t : null;`,
+  );
+  assert.match(line, /^3 of 4 pages read/);
+  const title = await app.run(`return document.querySelector('#markdown-pane [data-page="0"]').textContent;`);
+  assert.match(title, /Read a second time/, "the cache holds the re-read page, not the first reading");
+});
