@@ -119,3 +119,89 @@ test("Re-read reads a page again past the cache; Read takes pages read before fr
   const title = await app.run(`return document.querySelector('#markdown-pane [data-page="0"]').textContent;`);
   assert.match(title, /Read a second time/, "the cache holds the re-read page, not the first reading");
 });
+
+/** What the system clipboard holds: pasted with a real Ctrl+V into a field made for the purpose. */
+async function pasted() {
+  await app.run(`
+    const field = document.createElement("textarea");
+    field.id = "paste-probe";
+    document.body.append(field);
+    field.focus();`);
+  await app.pressCtrl("v");
+  return app.run(`const field = document.getElementById("paste-probe"); const text = field.value; field.remove(); return text;`);
+}
+
+test("Copy puts a page's Markdown source on the clipboard, Ctrl+C a clicked block's", async () => {
+  await app.waitFor("page 3 to be read", `return ["done", "fromCache"].includes(${status(2)});`);
+  await click(`#markdown-pane [data-page="2"] .page-copy`);
+  await app.waitFor("the copy to be reported", `return /Copied the Markdown of page 3/.test(document.getElementById("status-message").textContent);`);
+  const page = await pasted();
+  // The reference's own page Markdown (result.mmd), less its figure links, which name its files.
+  const reference = readFileSync(path.join(manual, "page003.result.mmd"), "utf8");
+  const lines = reference.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("![]("));
+  assert.ok(lines.length >= 2);
+  for (const line of lines) assert.ok(page.includes(line), `the copied page lacks: ${line.slice(0, 60)}`);
+  assert.doesNotMatch(page, /<\|ref\|>|<\|det\|>/, "grounding tags are not Markdown");
+
+  // Page 2 is the manual's contents page: its first block is the sub-title "## Contents".
+  const title = `#markdown-pane [data-page="1"] .markdown-block[data-block-id="0"]`;
+  await click(title);
+  await app.pressCtrl("c");
+  await app.waitFor("the block copy to be reported", `return /Copied the Markdown of block 1 of page 2/.test(document.getElementById("status-message").textContent);`);
+  assert.equal(await pasted(), /^## .+$/m.exec(capturedOutput(4))[0].trim());
+});
+
+/** Blocks of the recorded pages whose text holds `needle`, ignoring case: counted from the captures. */
+function blocksHolding(needle, pages) {
+  return pages.flatMap(({ page, capture }) =>
+    capture
+      .split(/<\|ref\|>.*?<\|\/ref\|><\|det\|>.*?<\|\/det\|>/)
+      .slice(1)
+      .filter((text) => text.toLowerCase().includes(needle))
+      .map(() => page),
+  );
+}
+
+test("Ctrl+F lights the blocks holding the words and their boxes; Enter and Shift+Enter step; Esc closes", async () => {
+  const needle = "ing";
+  const expected = blocksHolding(needle, [
+    { page: 1, capture: capturedOutput(4) },
+    { page: 2, capture: capturedOutput(3) },
+  ]);
+  assert.ok(expected.length >= 2 && new Set(expected).size === 2, `matches on both pages: ${expected}`);
+  await app.pressCtrl("f");
+  await app.waitFor("the search field to have the focus", `return document.activeElement?.getAttribute("aria-label") === "Find in the document";`);
+  await app.type(needle);
+  const lit = await app.waitFor(
+    "matching blocks to light",
+    `const lit = [...document.querySelectorAll("#markdown-pane .search-match")];
+     return lit.length > 0 ? lit.map((b) => Number(b.closest("[data-page]").dataset.page)) : null;`,
+  );
+  assert.deepEqual(lit, expected);
+  assert.equal(await app.run(`return document.querySelector(".search-count").textContent;`), `${expected.length} matches`);
+
+  await app.type("\uE007");
+  const first = await app.waitFor(
+    "the first match on its page",
+    `const current = document.querySelector(".search-current");
+     const image = document.querySelector(".page-image");
+     return current && image ? { page: Number(current.closest("[data-page]").dataset.page), alt: image.alt,
+       boxes: document.querySelectorAll(".grounding-box.matched").length,
+       count: document.querySelector(".search-count").textContent } : null;`,
+  );
+  assert.equal(first.page, expected[0]);
+  assert.match(first.alt, new RegExp(`page ${expected[0] + 1}$`));
+  assert.ok(first.boxes > 0, "the match's boxes are lit on the page");
+  assert.equal(first.count, `1 of ${expected.length}`);
+
+  // Back from the first match wraps to the last.
+  await app.pressShift("\uE007");
+  const last = await app.run(`return { page: Number(document.querySelector(".search-current").closest("[data-page]").dataset.page),
+    count: document.querySelector(".search-count").textContent };`);
+  assert.deepEqual(last, { page: expected[expected.length - 1], count: `${expected.length} of ${expected.length}` });
+
+  await app.type("\uE00C");
+  const closed = await app.run(`return { bar: document.querySelector(".search-bar").hidden,
+    lit: document.querySelectorAll(".search-match, .grounding-box.matched").length };`);
+  assert.deepEqual(closed, { bar: true, lit: 0 });
+});

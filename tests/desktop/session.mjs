@@ -136,6 +136,36 @@ export async function openApp(driver, args) {
           },
         ],
       }),
+    /** Types `text` key by key into whatever has the focus. */
+    type: (text) =>
+      call(driver.base, "POST", route("/actions"), {
+        actions: [
+          {
+            type: "key",
+            id: "keyboard",
+            actions: [...text].flatMap((c) => [
+              { type: "keyDown", value: c },
+              { type: "keyUp", value: c },
+            ]),
+          },
+        ],
+      }),
+    /** Presses `key` with Shift held (Shift+Enter steps back through search matches). */
+    pressShift: (key) =>
+      call(driver.base, "POST", route("/actions"), {
+        actions: [
+          {
+            type: "key",
+            id: "keyboard",
+            actions: [
+              { type: "keyDown", value: "\uE008" },
+              { type: "keyDown", value: key },
+              { type: "keyUp", value: key },
+              { type: "keyUp", value: "\uE008" },
+            ],
+          },
+        ],
+      }),
     screenshot: async () => Buffer.from(await call(driver.base, "GET", route("/screenshot")), "base64"),
     close: () => call(driver.base, "DELETE", route("")),
   };

@@ -5,7 +5,9 @@ import { open } from "@tauri-apps/plugin-dialog";
 import { exportDocument, launchPaths, notices, openDocument } from "./api";
 import { LibraryPane } from "./library-pane";
 import { clickedPageAction } from "./page-controls";
+import { copyText } from "./clipboard";
 import { PageView } from "./page-view";
+import { SearchBar } from "./search/search-bar";
 import { DocumentSession } from "./session";
 import { describeProgress } from "./status/progress";
 import { TopBar } from "./top-bar";
@@ -24,6 +26,7 @@ const dropVeil = element<HTMLDivElement>("drop-veil");
 const exportButton = element<HTMLButtonElement>("export-button");
 
 let session: DocumentSession | undefined;
+/** The page shown, as the session last said. */
 let currentPage = 0;
 
 const pageView = new PageView(element("page-pane"), {
@@ -36,6 +39,8 @@ const topBar = new TopBar(
   element("resolution-select"),
   element("engine-status"),
 );
+
+const searchBar = new SearchBar(element("search-slot"), () => session);
 
 function say(message: string): void {
   statusMessage.textContent = message;
@@ -64,7 +69,6 @@ markdownPane.addEventListener("click", (event) => {
   const section = block?.closest<HTMLElement>("[data-page]");
   if (!block || !section) return;
   session?.selectBlock(Number(section.dataset.page), Number(block.dataset.blockId));
-  showPage(Number(section.dataset.page), { keepMarkdown: true });
 });
 
 async function openPaths(paths: string[]): Promise<void> {
@@ -77,6 +81,10 @@ async function openPaths(paths: string[]): Promise<void> {
         onPageStatus: (page, status) => library.setStatus(page, status),
         onProgress: showProgress,
         choice: () => topBar.choice(),
+        onPageShown: (page) => {
+          currentPage = page;
+          library.select(page);
+        },
       });
       title.textContent = doc.title;
       exportButton.disabled = false;
@@ -102,12 +110,39 @@ async function startReading(start: () => ReturnType<DocumentSession["read"]>): P
   showProgress();
 }
 
-async function pageAction(page: number, action: "reread" | "retry"): Promise<void> {
+async function pageAction(page: number, action: "reread" | "retry" | "copy"): Promise<void> {
   const current = session;
   if (!current) return;
+  if (action === "copy") {
+    await copy(current.pageMarkdown(page), `page ${page + 1}`);
+    return;
+  }
   await startReading(() =>
     action === "retry" ? current.retry(page, topBar.choice()) : current.reRead(page, topBar.choice()),
   );
+}
+
+async function copy(markdown: string, what: string): Promise<void> {
+  if (markdown === "") {
+    say(`Nothing to copy: ${what} has no Markdown yet.`);
+    return;
+  }
+  try {
+    await copyText(markdown);
+    say(`Copied the Markdown of ${what} (${markdown.length.toLocaleString("en-US")} characters).`);
+  } catch (error) {
+    say(`Could not copy ${what}: ${String(error)}`);
+  }
+}
+
+/** Ctrl+C with no text selected copies the selected block's Markdown source. */
+function copySelectedBlock(event: KeyboardEvent): void {
+  const selection = window.getSelection();
+  if (selection && !selection.isCollapsed) return; // the person's own selection: the usual copy
+  const block = session?.selectedBlockMarkdown();
+  if (!block) return;
+  event.preventDefault();
+  void copy(block.markdown, `block ${block.blockId + 1} of page ${block.page + 1}`);
 }
 
 function readOrStop(): void {
@@ -117,11 +152,10 @@ function readOrStop(): void {
   else void startReading(() => current.read(topBar.choice()));
 }
 
-function showPage(page: number, { keepMarkdown = false } = {}): void {
+/** Shows a page of the open document (the session tells back through onPageShown). */
+function showPage(page: number): void {
   if (!session || page < 0 || page >= session.doc.pages.length) return;
-  if (page !== currentPage || !keepMarkdown) session.showPage(page);
-  currentPage = page;
-  library.select(page);
+  session.showPage(page);
 }
 
 async function chooseFiles(): Promise<void> {
@@ -169,6 +203,13 @@ window.addEventListener("keydown", (event) => {
   } else if (event.ctrlKey && event.key.toLowerCase() === "e") {
     event.preventDefault();
     void exportRead();
+  } else if (event.ctrlKey && event.key.toLowerCase() === "f") {
+    event.preventDefault();
+    searchBar.open();
+  } else if (event.ctrlKey && event.key.toLowerCase() === "c") {
+    copySelectedBlock(event);
+  } else if (event.key === "Escape" && searchBar.isOpen) {
+    searchBar.close();
   } else if (event.key === "Escape") {
     void session?.stop();
   } else if (event.key === "j" || event.key === "k") {

@@ -1,8 +1,8 @@
 // Each page's heading in the Markdown pane, with what can be done to that page: re-read it with the
-// chosen mode, retry it when it failed or looped. Buttons carry `data-action`; the pane's click
+// chosen mode, retry it when it failed or looped, copy its Markdown. Buttons carry `data-action`; the pane's click
 // handler acts on them.
 
-export type PageAction = "reread" | "retry";
+export type PageAction = "reread" | "retry" | "copy";
 
 export function decoratePage(section: HTMLElement, page: number): void {
   const header = document.createElement("header");
@@ -12,6 +12,7 @@ export function decoratePage(section: HTMLElement, page: number): void {
   title.textContent = `Page ${page + 1}`;
   header.append(
     title,
+    actionButton("copy", "Copy", "Copy this page's Markdown source"),
     actionButton("retry", "Retry", "Read this page again"),
     actionButton("reread", "Re-read", "Read this page again with the mode chosen in the top bar"),
   );

@@ -1,13 +1,15 @@
 // One open document being read: events from Rust go to the Markdown pane, the block index, the
 // boxes on the page shown and the status bar's figures; boxes and blocks link to each other both ways.
 import { readDocument, renderMarkdown, stopReading, type DocumentInfo, type ReadingStarted } from "./api";
+import { pageSource } from "./clipboard";
 import type { PageEvent } from "./events";
-import { BlockIndex } from "./linking/block-index";
+import { BlockIndex, type BlockRef } from "./linking/block-index";
 import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
 import { decoratePage, setRetryLabel } from "./page-controls";
 import type { PageView } from "./page-view";
 import { describeChoice, MODE_OPTIONS, retryChoice, type ReadingChoice } from "./reading/modes";
 import { pagesForReRead } from "./reading/reread";
+import type { SearchTarget } from "./search/search-bar";
 import { ReadingProgress } from "./status/progress";
 
 export interface SessionHooks {
@@ -17,13 +19,19 @@ export interface SessionHooks {
   onProgress: () => void;
   /** The mode the top bar shows now. */
   choice: () => ReadingChoice;
+  /** Another page is shown (a search match, a clicked block of another page). */
+  onPageShown: (page: number) => void;
 }
 
-export class DocumentSession {
+export class DocumentSession implements SearchTarget {
   private readonly index = new BlockIndex();
+  /** Each page's final Markdown, once read: what Copy puts on the clipboard. */
+  private readonly finalMarkdown = new Map<number, string>();
+  private matches: BlockRef[] = [];
   private readonly markdown: StreamingRenderer;
   readonly progress: ReadingProgress;
   private page = 0;
+  /** The block last clicked or stepped to on the page shown: what Ctrl+C copies. */
   private selected: number | null = null;
   /** Bumped per reading; a newer reading owns the pages it reads (null: all of them). */
   private generation = 0;
@@ -63,20 +71,68 @@ export class DocumentSession {
     return stopReading(this.doc.id);
   }
 
-  /** Shows page `page`: its boxes so far, and its Markdown scrolled into view. */
-  showPage(page: number): void {
+  /** A page's Markdown source: final once read, its blocks so far while it is read. */
+  pageMarkdown(page: number): string {
+    return pageSource(this.finalMarkdown.get(page), this.index.blocks(page));
+  }
+
+  /** The selected block's Markdown source, with where it is; null when none is selected. */
+  selectedBlockMarkdown(): { page: number; blockId: number; markdown: string } | null {
+    if (this.selected === null) return null;
+    const block = this.index.block(this.page, this.selected);
+    return block ? { page: this.page, blockId: block.id, markdown: block.markdown.trim() } : null;
+  }
+
+  /** Ctrl+F: lights the blocks whose Markdown holds `query`, and their boxes on the page shown. */
+  search(query: string): number {
+    this.clearSearch();
+    this.matches = this.index.search(query);
+    for (const match of this.matches) this.markdown.blockElement(match.page, match.blockId)?.classList.add("search-match");
+    this.markMatchedBoxes();
+    return this.matches.length;
+  }
+
+  showMatch(index: number): void {
+    const match = this.matches[index];
+    if (!match) return;
+    for (const element of document.querySelectorAll(".search-current")) element.classList.remove("search-current");
+    if (match.page !== this.page) this.showPage(match.page, { scrollMarkdown: false });
+    const block = this.markdown.blockElement(match.page, match.blockId);
+    block?.classList.add("search-current");
+    block?.scrollIntoView({ block: "center" });
+    this.pageView.boxes.flash(match.blockId);
+    this.pageView.reveal(match.blockId);
+  }
+
+  clearSearch(): void {
+    for (const match of this.matches) {
+      this.markdown.blockElement(match.page, match.blockId)?.classList.remove("search-match", "search-current");
+    }
+    this.matches = [];
+    this.pageView.boxes.setMatched([]);
+  }
+
+  /** Shows page `page` with its boxes so far; its Markdown scrolled into view unless told not to. */
+  showPage(page: number, { scrollMarkdown = true } = {}): void {
     this.page = page;
     this.selected = null;
     this.pageView.show(this.doc, page);
     this.pageView.boxes.setBlocks(this.index.blocks(page));
+    this.markMatchedBoxes();
     this.pageView.legend.refresh();
-    this.markdown.pageElement(page)?.scrollIntoView({ block: "start" });
+    if (scrollMarkdown) this.markdown.pageElement(page)?.scrollIntoView({ block: "start" });
+    this.hooks.onPageShown(page);
+  }
+
+  get shownPage(): number {
+    return this.page;
   }
 
   /** A box was clicked: its block in the Markdown pane. */
   selectBox(blockId: number): void {
     const block = this.markdown.blockElement(this.page, blockId);
     if (!block) return;
+    this.selected = blockId;
     block.scrollIntoView({ block: "center", behavior: "smooth" });
     flash(block);
     this.pageView.boxes.setHighlighted([blockId]);
@@ -84,7 +140,8 @@ export class DocumentSession {
 
   /** A block was clicked: its box on the page. */
   selectBlock(page: number, blockId: number): void {
-    if (page !== this.page) this.showPage(page);
+    if (page !== this.page) this.showPage(page, { scrollMarkdown: false });
+    this.selected = blockId;
     this.pageView.boxes.setHighlighted([blockId]);
     this.pageView.boxes.flash(blockId);
     this.pageView.reveal(blockId);
@@ -117,6 +174,8 @@ export class DocumentSession {
     this.markdown.handle(event);
     this.index.apply(event);
     this.progress.apply(event);
+    if (event.type === "done" || event.type === "looped") this.finalMarkdown.set(event.page, event.markdown);
+    else if (event.type === "started") this.finalMarkdown.delete(event.page);
     const status = this.markdown.status(event.page);
     if (status) {
       this.hooks.onPageStatus(event.page, status);
@@ -154,11 +213,16 @@ export class DocumentSession {
       case "looped":
         boxes.setReadingHead(null);
         boxes.setBlocks(event.blocks);
+        this.markMatchedBoxes();
         this.pageView.legend.refresh();
         break;
       default:
         break;
     }
+  }
+
+  private markMatchedBoxes(): void {
+    this.pageView.boxes.setMatched(this.matches.filter((m) => m.page === this.page).map((m) => m.blockId));
   }
 }
 

@@ -42,6 +42,22 @@ describe("BoxLayer", () => {
     expect([root.style.width, root.style.height]).toEqual(["827px", "585px"]);
   });
 
+  it("lights search matches apart from the selection, so each can change alone", () => {
+    const { root, layer } = setup();
+    layer.setBlocks(page9);
+    const ids = page9.map((b) => b.id);
+    layer.setMatched([ids[0]!, ids[2]!]);
+    layer.setHighlighted([ids[2]!]);
+    const lit = (cls: string) =>
+      [...new Set([...root.querySelectorAll<HTMLElement>(`.${cls}`)].map((e) => Number(e.dataset["blockId"])))];
+    expect(lit("matched")).toEqual([ids[0], ids[2]]);
+    expect(lit("highlighted")).toEqual([ids[2]]);
+    layer.setHighlighted([]);
+    expect(lit("matched")).toEqual([ids[0], ids[2]]);
+    layer.setMatched([]);
+    expect(lit("matched")).toEqual([]);
+  });
+
   it("colours by label and counts labels for the legend", () => {
     const { root, layer } = setup();
     layer.setBlocks(page9);

@@ -100,9 +100,14 @@ export class BoxLayer {
     this.toggleOnly("hovered", blockId === null ? [] : [blockId]);
   }
 
-  /** Search results: these blocks' boxes are lit. */
+  /** The selected block (clicked, or stepped to): its boxes are lit. */
   setHighlighted(blockIds: Iterable<number>): void {
     this.toggleOnly("highlighted", [...blockIds]);
+  }
+
+  /** Ctrl+F's matches on this page: their boxes are lit apart from the selection. */
+  setMatched(blockIds: Iterable<number>): void {
+    this.toggleOnly("matched", [...blockIds]);
   }
 
   /** Draws the eye to a block's boxes for a moment. */
