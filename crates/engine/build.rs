@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const KERNELS: [&str; 3] = ["decode", "flash_attention", "moe_prefill"];
+const KERNELS: [&str; 4] = ["decode", "flash_attention", "moe_prefill", "vision"];
 
 fn main() {
     println!("cargo:rerun-if-env-changed=CUDA_COMPUTE_CAP");

@@ -12,7 +12,7 @@ use crate::generate::{greedy_pick, GenerateOptions};
 use crate::lm::{FusedDecoder, SequenceCache};
 use crate::model::{Model, PageImage};
 
-/// Decode-cache room reserved up front beyond the prompt; caches grow by doubling past it.
+/// Decode-cache room reserved up front beyond the prompt; caches grow by fixed steps past it.
 const INITIAL_DECODE_ROOM: usize = 512;
 
 /// One page to read: its prompt token ids (BOS, `<image>` run, prompt text) and its preprocessed image.

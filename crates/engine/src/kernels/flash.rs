@@ -3,11 +3,10 @@
 //! prompt. Scores are never materialised; softmax runs in f32 and P·V in bf16 with f32 sums, like the
 //! reference's fused SDPA. Off CUDA, in f32 or at other head dims, callers keep the straightforward path.
 
-use candle_core::backend::BackendStorage;
-use candle_core::cuda_backend::cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
-use candle_core::{DType, Device, Storage, Tensor};
-use half::bf16;
+use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
+use candle_core::{DType, Device, Tensor};
 
+use super::buffers::strided;
 use crate::error::{EngineError, Result};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/flash_attention.ptx"));
@@ -128,28 +127,4 @@ impl TileShape {
             _ => None,
         }
     }
-}
-
-/// The device address of a bf16 CUDA tensor's first element and its element strides over the first three
-/// of four dims; the last must be contiguous.
-fn strided(t: &Tensor) -> Result<(u64, [i64; 3])> {
-    let (storage, layout) = t.storage_and_layout();
-    let stride = layout.stride();
-    if stride.len() != 4 || stride[3] != 1 {
-        return Err(EngineError::Cuda(
-            "flash attention takes 4-d tensors with a contiguous last dim".into(),
-        ));
-    }
-    let Storage::Cuda(s) = &*storage else {
-        return Err(EngineError::Cuda(
-            "flash attention was given a tensor off the GPU".into(),
-        ));
-    };
-    if s.dtype() != DType::BF16 {
-        return Err(EngineError::Cuda("flash attention takes bf16".into()));
-    }
-    let stream = s.device.cuda_stream();
-    let base = s.as_cuda_slice::<bf16>()?.device_ptr(&stream).0;
-    let address = base + (layout.start_offset() * DType::BF16.size_in_bytes()) as u64;
-    Ok((address, [stride[0], stride[1], stride[2]].map(|n| n as i64)))
 }

@@ -6,7 +6,7 @@ use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig, Push
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
-use super::launch::{address, empty};
+use super::buffers::{address, empty};
 use crate::error::{EngineError, Result};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/moe_prefill.ptx"));
@@ -45,7 +45,7 @@ impl GroupedExperts {
 
     /// Whether the kernels take experts of these sizes in this dtype.
     pub fn supports(dtype: DType, hidden: usize, inter: usize, experts: usize) -> bool {
-        dtype == DType::BF16 && hidden % 64 == 0 && inter % 64 == 0 && experts <= MAX_EXPERTS
+        dtype == DType::BF16 && hidden.is_multiple_of(64) && inter.is_multiple_of(64) && experts <= MAX_EXPERTS
     }
 
     /// y (slots, H) in f32, weighted, for the slots `ids` (T, k) of the rows of `x` (T, H) through the stacked

@@ -1,21 +1,19 @@
 //! The decode kernels as tensor functions: each takes contiguous CUDA tensors, allocates its output and
 //! launches on the device's stream.
 
-use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
-use candle_core::cuda_backend::{CudaDevice, CudaStorage};
-use candle_core::op::BackpropOp;
-use candle_core::{DType, Device, Module, Shape, Storage, Tensor};
+use candle_core::cuda_backend::CudaDevice;
+use candle_core::{DType, Device, Module, Shape, Tensor};
 use candle_nn::Linear;
-use half::bf16;
 
+use super::buffers::{address, empty};
 use super::grouped_experts::GroupedExperts;
 use super::step_inputs::{InputAddresses, MAX_BANS};
 use crate::error::{EngineError, Result};
 
-const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/decode.ptx"));
+pub(super) const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/decode.ptx"));
 
 /// Most splits of the sequence in decode attention (decode.cu's ATTN_MAX_SPLITS): a split holds 64
 /// positions until the sequence passes 4096; and the warps of a block (ATTN_WARPS).
@@ -163,8 +161,8 @@ impl Kernels {
     ) -> bool {
         head_dim.is_power_of_two()
             && (8..=MAX_HEAD_DIM).contains(&head_dim)
-            && hidden % 8 == 0
-            && moe_intermediate % 8 == 0
+            && hidden.is_multiple_of(8)
+            && moe_intermediate.is_multiple_of(8)
             && experts <= MAX_EXPERTS
             && top_k <= MAX_TOP_K
     }
@@ -742,27 +740,6 @@ impl Kernels {
     }
 }
 
-/// An uninitialised tensor a kernel will fill.
-pub(super) fn empty(dev: &CudaDevice, shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
-    let shape = shape.into();
-    let n = shape.elem_count();
-    // SAFETY: the memory is fully written by the kernel before anything reads it.
-    let storage = unsafe {
-        match dtype {
-            DType::BF16 => CudaStorage::wrap_cuda_slice(dev.alloc::<bf16>(n)?, dev.clone()),
-            DType::F32 => CudaStorage::wrap_cuda_slice(dev.alloc::<f32>(n)?, dev.clone()),
-            DType::U32 => CudaStorage::wrap_cuda_slice(dev.alloc::<u32>(n)?, dev.clone()),
-            other => return Err(EngineError::Cuda(format!("no kernel buffers of {other:?}"))),
-        }
-    };
-    Ok(Tensor::from_storage(
-        Storage::Cuda(storage),
-        shape,
-        BackpropOp::none(),
-        false,
-    ))
-}
-
 fn dtype_suffix(dtype: DType) -> Option<&'static str> {
     match dtype {
         DType::BF16 => Some("bf16"),
@@ -779,31 +756,4 @@ fn too_many_tokens(tokens: usize) -> EngineError {
 
 fn grid(x: u32, y: u32, z: u32) -> (u32, u32, u32) {
     (x, y, z)
-}
-
-/// The device address of a contiguous CUDA tensor's first element.
-pub(crate) fn address(t: &Tensor) -> Result<u64> {
-    let (storage, layout) = t.storage_and_layout();
-    if !layout.is_contiguous() {
-        return Err(EngineError::Cuda(
-            "a decode kernel was given a non-contiguous tensor".into(),
-        ));
-    }
-    let Storage::Cuda(s) = &*storage else {
-        return Err(EngineError::Cuda(
-            "a decode kernel was given a tensor off the GPU".into(),
-        ));
-    };
-    let stream = s.device.cuda_stream();
-    let base = match s.dtype() {
-        DType::BF16 => s.as_cuda_slice::<bf16>()?.device_ptr(&stream).0,
-        DType::F32 => s.as_cuda_slice::<f32>()?.device_ptr(&stream).0,
-        DType::U32 => s.as_cuda_slice::<u32>()?.device_ptr(&stream).0,
-        other => {
-            return Err(EngineError::Cuda(format!(
-                "a decode kernel was given a {other:?} tensor"
-            )))
-        }
-    };
-    Ok(base + (layout.start_offset() * s.dtype().size_in_bytes()) as u64)
 }

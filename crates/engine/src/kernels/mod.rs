@@ -2,14 +2,20 @@
 //! the bytes they move. `decode.cu`: the decode step (RMSNorm fused with the residual add and the router,
 //! RoPE fused with the KV-cache write, split-K attention over each sequence's cache, MoE experts that read
 //! only the chosen experts, the greedy choice under the n-gram ban). `flash_attention.cu`: the page's long
-//! attentions. `moe_prefill.cu`: the prompt's routed experts as grouped GEMMs on tensor cores. build.rs
+//! attentions. `moe_prefill.cu`: the prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
+//! the vision encoders' linear-layer epilogues, SAM's windows and relative-position terms. build.rs
 //! compiles them to PTX (feature `cuda`).
 
+mod buffers;
 mod flash;
 mod grouped_experts;
 mod launch;
+mod rows;
 mod step_inputs;
+mod vision;
 
 pub use flash::{flash_attention, RelPosBias, Visibility};
 pub use launch::{AddNorm, Kernels, Mlp, Routed, Router};
+pub use rows::{rms_norm, silu_mul};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};
+pub use vision::{linear_epilogue, rel_pos_terms, window_split, Epilogue, WindowGrid};

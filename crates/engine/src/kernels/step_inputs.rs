@@ -7,7 +7,7 @@ use candle_core::cuda_backend::cudarc::driver::{CudaSlice, DevicePtr};
 use candle_core::cuda_backend::CudaDevice;
 use half::bf16;
 
-use super::launch::address;
+use super::buffers::address;
 use crate::error::{EngineError, Result};
 use crate::lm::SequenceCache;
 

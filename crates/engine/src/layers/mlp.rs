@@ -51,6 +51,12 @@ impl SwiGlu {
 impl Module for SwiGlu {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let gate_up = self.gate_up.forward(x)?;
+        #[cfg(feature = "cuda")]
+        if let Some(act) = crate::kernels::silu_mul(&gate_up)
+            .map_err(|e| candle_core::Error::Msg(e.to_string()))?
+        {
+            return self.down_proj.forward(&act);
+        }
         let last = gate_up.rank() - 1;
         let gate = candle_nn::ops::silu(&gate_up.narrow(last, 0, self.intermediate)?)?;
         let up = gate_up.narrow(last, self.intermediate, self.intermediate)?;

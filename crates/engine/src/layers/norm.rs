@@ -32,12 +32,23 @@ impl RmsNorm {
 
 impl Module for RmsNorm {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        #[cfg(feature = "cuda")]
+        if let Some(normed) =
+            crate::kernels::rms_norm(x, &self.weight, self.eps).map_err(to_candle)?
+        {
+            return Ok(normed);
+        }
         let dtype = x.dtype();
         let xf = x.to_dtype(DType::F32)?;
         let variance = xf.sqr()?.mean_keepdim(D::Minus1)?;
         let normed = xf.broadcast_mul(&(variance + self.eps)?.sqrt()?.recip()?)?;
         normed.to_dtype(dtype)?.broadcast_mul(&self.weight)
     }
+}
+
+#[cfg(feature = "cuda")]
+fn to_candle(e: crate::error::EngineError) -> candle_core::Error {
+    candle_core::Error::Msg(e.to_string())
 }
 
 /// `nn.LayerNorm(dim, eps)` over the last dim, with weight and bias.

@@ -12,6 +12,7 @@ pub use cpu::FusedDecoder;
 
 #[cfg(feature = "cuda")]
 mod gpu {
+    use std::collections::hash_map::Entry;
     use std::collections::HashMap;
     use std::sync::Mutex;
 
@@ -104,11 +105,9 @@ mod gpu {
                 .lock()
                 .map_err(|_| EngineError::Cuda("a decode step panicked".into()))?;
             let b = tokens.len();
-            if !batches.contains_key(&b) {
-                batches.insert(b, self.batch_step(model, b)?);
-            }
-            let Some(batch) = batches.get_mut(&b) else {
-                return Err(EngineError::Cuda("no buffers for this batch size".into()));
+            let batch = match batches.entry(b) {
+                Entry::Occupied(batch) => batch.into_mut(),
+                Entry::Vacant(slot) => slot.insert(self.batch_step(model, b)?),
             };
             batch
                 .inputs

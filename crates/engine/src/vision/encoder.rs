@@ -2,14 +2,14 @@
 //! causal-flow mask; only the query outputs are kept (spec §1.3, §7.5–7.6).
 
 use candle_core::{DType, Device, Module, Tensor};
-use candle_nn::Linear;
 
+use super::dense::{After, Dense};
 use crate::config::EncoderConfig;
 use crate::error::{EngineError, Result};
 use crate::layers::mlp::SwiGlu;
 use crate::layers::norm::RmsNorm;
 use crate::layers::rope::Rotary;
-use crate::layers::{linear, repeat_kv, softmax_f32};
+use crate::layers::{repeat_kv, softmax_f32};
 use crate::weights::Weights;
 
 const PREFIX: &str = "vision_tower.vision_encoder";
@@ -20,10 +20,9 @@ const QUERIES_1024: usize = 256;
 #[derive(Debug, Clone)]
 struct EncoderLayer {
     input_norm: RmsNorm,
-    q_proj: Linear,
-    k_proj: Linear,
-    v_proj: Linear,
-    o_proj: Linear,
+    /// q, k and v stacked, with their biases.
+    qkv_proj: Dense,
+    o_proj: Dense,
     post_norm: RmsNorm,
     mlp: SwiGlu,
 }
@@ -34,28 +33,17 @@ impl EncoderLayer {
         let (h, hd) = (cfg.hidden_size, cfg.head_dim());
         Ok(Self {
             input_norm: RmsNorm::load(w, &format!("{p}.input_layernorm"), h, cfg.rms_norm_eps)?,
-            q_proj: linear(
+            qkv_proj: Dense::stacked(
                 w,
-                &format!("{p}.self_attn.q_proj"),
+                &[
+                    (&format!("{p}.self_attn.q_proj"), cfg.num_heads * hd),
+                    (&format!("{p}.self_attn.k_proj"), cfg.num_kv_heads * hd),
+                    (&format!("{p}.self_attn.v_proj"), cfg.num_kv_heads * hd),
+                ],
                 h,
-                cfg.num_heads * hd,
                 true,
             )?,
-            k_proj: linear(
-                w,
-                &format!("{p}.self_attn.k_proj"),
-                h,
-                cfg.num_kv_heads * hd,
-                true,
-            )?,
-            v_proj: linear(
-                w,
-                &format!("{p}.self_attn.v_proj"),
-                h,
-                cfg.num_kv_heads * hd,
-                true,
-            )?,
-            o_proj: linear(
+            o_proj: Dense::load(
                 w,
                 &format!("{p}.self_attn.o_proj"),
                 cfg.num_heads * hd,
@@ -82,17 +70,20 @@ impl EncoderLayer {
     ) -> Result<Tensor> {
         let (b, t, _) = x.dims3()?;
         let hd = cfg.head_dim();
-        let normed = self.input_norm.forward(x)?;
-        let heads = |proj: &Linear, n: usize| -> Result<Tensor> {
-            Ok(proj
-                .forward(&normed)?
+        let qkv = self
+            .qkv_proj
+            .forward(&self.input_norm.forward(x)?, After::Nothing)?;
+        let (nh, nkv) = (cfg.num_heads, cfg.num_kv_heads);
+        let heads = |first: usize, n: usize| -> Result<Tensor> {
+            Ok(qkv
+                .narrow(2, first * hd, n * hd)?
                 .reshape((b, t, n, hd))?
                 .transpose(1, 2)?
                 .contiguous()?)
         };
-        let q = Rotary::apply(&heads(&self.q_proj, cfg.num_heads)?, cos, sin)?;
-        let k = Rotary::apply(&heads(&self.k_proj, cfg.num_kv_heads)?, cos, sin)?;
-        let v = heads(&self.v_proj, cfg.num_kv_heads)?;
+        let q = Rotary::apply(&heads(0, nh)?, cos, sin)?;
+        let k = Rotary::apply(&heads(nh, nkv)?, cos, sin)?;
+        let v = heads(nh + nkv, nkv)?;
         let scale = (hd as f64).powf(-0.5);
         let attn = match fused_attention(&q, &k, &v, scale, t / 2)? {
             Some(attn) => attn,
@@ -104,7 +95,7 @@ impl EncoderLayer {
             }
         };
         let attn = attn.reshape((b, t, cfg.num_heads * hd))?;
-        let x = (x + self.o_proj.forward(&attn)?)?;
+        let x = self.o_proj.forward(&attn, After::Residual(x))?;
         let mlp = self.mlp.forward(&self.post_norm.forward(&x)?)?;
         Ok((x + mlp)?)
     }

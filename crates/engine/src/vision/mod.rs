@@ -1,10 +1,12 @@
 //! The vision half: SAM → encoder queries → projector, and the per-image embedding order.
 
+pub mod dense;
 pub mod encoder;
 pub mod projector;
 pub mod resize;
 pub mod sam;
 pub mod sam_attention;
+pub mod windows;
 
 use candle_core::Tensor;
 

@@ -5,13 +5,14 @@
 use std::collections::HashMap;
 
 use candle_core::{DType, Module, Tensor};
-use candle_nn::{LayerNorm, Linear};
+use candle_nn::LayerNorm;
 
+use super::dense::{After, Dense};
 use super::resize::bicubic_aa_resize;
 use super::sam_attention::SamAttention;
+use super::windows::window_partition;
 use crate::config::SamConfig;
 use crate::error::{EngineError, Result};
-use crate::layers::linear;
 use crate::layers::norm::layer_norm;
 use crate::weights::Weights;
 
@@ -23,8 +24,8 @@ struct SamBlock {
     norm1: LayerNorm,
     attn: SamAttention,
     norm2: LayerNorm,
-    lin1: Linear,
-    lin2: Linear,
+    lin1: Dense,
+    lin2: Dense,
     /// 0 for global attention.
     window: usize,
 }
@@ -42,61 +43,30 @@ impl SamBlock {
             norm1: layer_norm(w, &format!("{p}.layer_norm1"), c, eps)?,
             attn: SamAttention::load(w, &format!("{p}.attn"), cfg, table_side, &sides)?,
             norm2: layer_norm(w, &format!("{p}.layer_norm2"), c, eps)?,
-            lin1: linear(w, &format!("{p}.mlp.lin1"), c, cfg.mlp_dim, true)?,
-            lin2: linear(w, &format!("{p}.mlp.lin2"), cfg.mlp_dim, c, true)?,
+            lin1: Dense::load(w, &format!("{p}.mlp.lin1"), c, cfg.mlp_dim, true)?,
+            lin2: Dense::load(w, &format!("{p}.mlp.lin2"), cfg.mlp_dim, c, true)?,
             window,
         })
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let (_, h, w, _) = x.dims4()?;
         let normed = self.norm1.forward(x)?;
-        let attended = if self.window > 0 {
-            let (windows, padded) = window_partition(&normed, self.window)?;
-            window_unpartition(&self.attn.forward(&windows)?, self.window, padded, (h, w))?
+        let x = if self.window > 0 {
+            let (windows, _) = window_partition(&normed, self.window)?;
+            let after = After::WindowedResidual {
+                residual: x,
+                size: self.window,
+            };
+            self.attn
+                .proj()
+                .forward(&self.attn.attend(&windows)?, after)?
         } else {
-            self.attn.forward(&normed)?
+            let attended = self.attn.attend(&normed)?;
+            self.attn.proj().forward(&attended, After::Residual(x))?
         };
-        let x = (x + attended)?;
-        // nn.GELU() default: the exact erf form.
-        let mlp = self
-            .lin2
-            .forward(&self.lin1.forward(&self.norm2.forward(&x)?)?.gelu_erf()?)?;
-        Ok((x + mlp)?)
+        let hidden = self.lin1.forward(&self.norm2.forward(&x)?, After::Gelu)?;
+        self.lin2.forward(&hidden, After::Residual(&x))
     }
-}
-
-/// Zero-pad (B, h, w, C) at the bottom/right to multiples of `ws` — after norm1, so padded tokens take part in
-/// attention with k/v equal to the qkv bias, as in SAM (spec §7.3) — and cut it into (B·nW, ws, ws, C) windows,
-/// row-major.
-pub fn window_partition(x: &Tensor, ws: usize) -> Result<(Tensor, (usize, usize))> {
-    let (b, h, w, c) = x.dims4()?;
-    let (pad_h, pad_w) = ((ws - h % ws) % ws, (ws - w % ws) % ws);
-    let x = x.pad_with_zeros(1, 0, pad_h)?.pad_with_zeros(2, 0, pad_w)?;
-    let (hp, wp) = (h + pad_h, w + pad_w);
-    let windows = x
-        .reshape((b, hp / ws, ws, wp / ws, ws, c))?
-        .permute((0, 1, 3, 2, 4, 5))?
-        .contiguous()?
-        .reshape((b * (hp / ws) * (wp / ws), ws, ws, c))?;
-    Ok((windows, (hp, wp)))
-}
-
-/// Inverse of [`window_partition`], cropping the padding.
-pub fn window_unpartition(
-    windows: &Tensor,
-    ws: usize,
-    (hp, wp): (usize, usize),
-    (h, w): (usize, usize),
-) -> Result<Tensor> {
-    let c = windows.dim(3)?;
-    let b = windows.dim(0)? / ((hp / ws) * (wp / ws));
-    let x = windows
-        .reshape((b, hp / ws, wp / ws, ws, ws, c))?
-        .permute((0, 1, 3, 2, 4, 5))?
-        .contiguous()?
-        .reshape((b, hp, wp, c))?;
-    Ok(x.narrow(1, 0, h)?.narrow(2, 0, w)?.contiguous()?)
 }
 
 /// A bias-free conv2d stored OIHW.
@@ -134,13 +104,12 @@ impl Conv {
 #[derive(Debug, Clone)]
 pub struct SamEncoder {
     cfg: SamConfig,
-    /// The 16×16 stride-16 patch conv as a matmul over flattened patches: (C, 3·p·p) and its bias.
-    patch_weight: Tensor,
-    patch_bias: Tensor,
+    /// The 16×16 stride-16 patch conv as a linear layer over flattened patches: (C, 3·p·p) and its bias.
+    patch_embed: Dense,
     /// Grid side → absolute positions (1, side, side, C), resized from the trained grid once at load.
     pos_embed: HashMap<usize, Tensor>,
     blocks: Vec<SamBlock>,
-    neck_conv1: Linear,
+    neck_conv1: Dense,
     neck_norm1: LayerNorm,
     neck_conv2: Conv,
     neck_norm2: LayerNorm,
@@ -185,11 +154,10 @@ impl SamEncoder {
             .reshape((out_c, c))?;
         Ok(Self {
             cfg: cfg.clone(),
-            patch_weight,
-            patch_bias,
+            patch_embed: Dense::new(patch_weight, Some(patch_bias)),
             pos_embed,
             blocks,
-            neck_conv1: Linear::new(neck_conv1, None),
+            neck_conv1: Dense::new(neck_conv1, None),
             neck_norm1: layer_norm(w, &format!("{PREFIX}.neck.layer_norm1"), out_c, eps)?,
             neck_conv2: Conv::load(w, &format!("{PREFIX}.neck.conv2"), [out_c, out_c, 3, 3], 1)?,
             neck_norm2: layer_norm(w, &format!("{PREFIX}.neck.layer_norm2"), out_c, eps)?,
@@ -228,7 +196,9 @@ impl SamEncoder {
             x = block.forward(&x)?;
         }
         // The neck's LayerNorm2d normalises over channels, i.e. over the last dim while still channels-last.
-        let x = self.neck_norm1.forward(&self.neck_conv1.forward(&x)?)?;
+        let x = self
+            .neck_norm1
+            .forward(&self.neck_conv1.forward(&x, After::Nothing)?)?;
         let x = x.permute((0, 3, 1, 2))?.contiguous()?;
         let x = self.neck_conv2.forward(&x)?;
         let x = self
@@ -247,9 +217,7 @@ impl SamEncoder {
             .permute((0, 2, 4, 1, 3, 5))?
             .contiguous()?
             .reshape((b * g * g, 3 * p * p))?;
-        let x = patches
-            .matmul(&self.patch_weight.t()?)?
-            .broadcast_add(&self.patch_bias)?;
+        let x = self.patch_embed.forward(&patches, After::Nothing)?;
         Ok(x.reshape((b, g, g, self.cfg.hidden_size))?)
     }
 }

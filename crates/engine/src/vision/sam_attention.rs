@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 
-use candle_core::{DType, Module, Tensor};
-use candle_nn::Linear;
+use candle_core::{DType, Tensor};
 
+use super::dense::{After, Dense};
 use super::resize::linear_resize_rows;
 use crate::config::SamConfig;
 use crate::error::Result;
-use crate::layers::{linear, softmax_f32};
+use crate::layers::softmax_f32;
 use crate::weights::Weights;
 
 /// Score matrices larger than this many elements are computed a few heads at a time, to bound the memory of
@@ -18,8 +18,8 @@ const SCORE_CHUNK_ELEMS: usize = 1 << 26;
 /// One SAM attention block; `rel_h`/`rel_w` hold the gathered `(q, k, head_dim)` tables per grid side.
 #[derive(Debug, Clone)]
 pub struct SamAttention {
-    qkv: Linear,
-    proj: Linear,
+    qkv: Dense,
+    proj: Dense,
     num_heads: usize,
     head_dim: usize,
     /// Grid side → (Rh, Rw), each (side, side, head_dim): `R[q, k] = rel_pos[q − k + side − 1]` after the table
@@ -52,34 +52,39 @@ impl SamAttention {
             rel.insert(side, (rh, rw));
         }
         Ok(Self {
-            qkv: linear(w, &format!("{prefix}.qkv"), c, 3 * c, cfg.qkv_bias)?,
-            proj: linear(w, &format!("{prefix}.proj"), c, c, true)?,
+            qkv: Dense::load(w, &format!("{prefix}.qkv"), c, 3 * c, cfg.qkv_bias)?,
+            proj: Dense::load(w, &format!("{prefix}.proj"), c, c, true)?,
             num_heads: cfg.num_heads,
             head_dim: hd,
             rel,
         })
     }
 
-    /// `x`: (B, h, w, C) with h == w → (B, h, w, C).
-    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+    /// The attention over `x` (B, h, w, C), h == w, with the heads merged but before the output projection
+    /// ([`Self::proj`], which the block fuses with its residual add): (B, h, w, C).
+    pub fn attend(&self, x: &Tensor) -> Result<Tensor> {
         let (b, h, w, c) = x.dims4()?;
         let (nh, hd) = (self.num_heads, self.head_dim);
         // The 3·C output rows are ordered [q | k | v], each heads × head_dim.
         let qkv = self
             .qkv
-            .forward(x)?
+            .forward(x, After::Nothing)?
             .reshape((b, h * w, 3, nh, hd))?
             .permute((2, 0, 3, 1, 4))?;
         let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
-        let out = match self.fused_attention(&q, &k, &v, h, w)? {
+        Ok(match self.fused_attention(&q, &k, &v, h, w)? {
             Some(out) => out.reshape((b, h, w, c))?,
             None => self
                 .attention(&q, &k, &v, h, w)?
                 .reshape((b, nh, h, w, hd))?
                 .permute((0, 2, 3, 1, 4))?
                 .reshape((b, h, w, c))?,
-        };
-        Ok(self.proj.forward(&out)?)
+        })
+    }
+
+    /// The output projection.
+    pub fn proj(&self) -> &Dense {
+        &self.proj
     }
 
     /// Scores materialised a few heads at a time: (B, heads, h·w, hd) → (B·heads, h·w, hd).
@@ -117,17 +122,24 @@ impl SamAttention {
         h: usize,
         w: usize,
     ) -> Result<Option<Tensor>> {
-        use crate::kernels::{flash_attention, RelPosBias, Visibility};
+        use crate::kernels::{
+            flash_attention, rel_pos_terms as fused_terms, RelPosBias, Visibility,
+        };
         if q.dtype() != DType::BF16 || !q.device().is_cuda() {
             return Ok(None);
         }
         let (b, nh, n, hd) = q.dims4()?;
         let (rh, rw) = self.rel_tables(h, w)?;
-        let q_rows = q.reshape((b * nh, n, hd))?;
-        let (rel_h, rel_w) = rel_pos_terms(&q_rows, rh, rw, h, w)?;
+        let (rel_h, rel_w) = match fused_terms(q, rh, rw, h, w)? {
+            Some(terms) => terms,
+            None => {
+                let (rel_h, rel_w) = rel_pos_terms(&q.reshape((b * nh, n, hd))?, rh, rw, h, w)?;
+                (rel_h.reshape((b, nh, n, h))?, rel_w.reshape((b, nh, n, w))?)
+            }
+        };
         let bias = RelPosBias {
-            h: &rel_h.reshape((b, nh, n, h))?,
-            w: &rel_w.reshape((b, nh, n, w))?,
+            h: &rel_h,
+            w: &rel_w,
             cols: w,
         };
         let scale = (hd as f64).powf(-0.5);

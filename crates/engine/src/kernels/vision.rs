@@ -1,0 +1,209 @@
+//! The vision encoders' kernels (vision.cu) as tensor functions. Each returns None where it does not apply
+//! (off CUDA, not bf16, widths not a multiple of 8, head dim other than 64), and the caller keeps candle's ops.
+
+use candle_core::cuda_backend::cudarc::driver::{LaunchArgs, LaunchConfig, PushKernelArg};
+use candle_core::cuda_backend::CudaDevice;
+use candle_core::{DType, Device, Tensor};
+
+use super::buffers::{address, empty, strided};
+use crate::error::{EngineError, Result};
+
+const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/vision.ptx"));
+/// vision.cu's THREADS, REL_WARPS and REL_MAX_SIDE.
+const THREADS: u32 = 256;
+const REL_THREADS: u32 = 4 * 32;
+const REL_MAX_SIDE: usize = 64;
+
+/// What follows a linear layer's matmul, in this order: the bias, the exact GELU, the residual add. With
+/// `windows`, the matmul's rows are SAM windows of the residual's grid and come out merged into it.
+#[derive(Default)]
+pub struct Epilogue<'a> {
+    pub bias: Option<&'a Tensor>,
+    pub gelu: bool,
+    pub residual: Option<&'a Tensor>,
+    pub windows: Option<WindowGrid>,
+}
+
+/// A (B, h, w) token grid cut into `size`×`size` windows, zero-padded at the bottom and right.
+#[derive(Clone, Copy, Debug)]
+pub struct WindowGrid {
+    pub h: usize,
+    pub w: usize,
+    pub size: usize,
+}
+
+impl WindowGrid {
+    /// Windows per image.
+    pub fn count(&self) -> usize {
+        self.h.div_ceil(self.size) * self.w.div_ceil(self.size)
+    }
+}
+
+/// `y` (rows, cols) through `then`: (rows, cols), or with windows the residual's (grid tokens, cols).
+pub fn linear_epilogue(y: &Tensor, then: &Epilogue<'_>) -> Result<Option<Tensor>> {
+    let Some(dev) = bf16_cuda(y) else {
+        return Ok(None);
+    };
+    let (rows, cols) = y.dims2()?;
+    if cols % 8 != 0 || !y.is_contiguous() {
+        return Ok(None);
+    }
+    let bias_ok = then.bias.is_none_or(|b| b.elem_count() == cols);
+    let out_rows = match (then.windows, then.residual) {
+        (Some(_), None) => {
+            return Err(EngineError::Input(
+                "merging windows needs the grid they came from".into(),
+            ))
+        }
+        (Some(_), Some(res)) => res.elem_count() / cols,
+        (None, _) => rows,
+    };
+    if !bias_ok
+        || then
+            .residual
+            .is_some_and(|r| r.elem_count() != out_rows * cols)
+    {
+        return Err(EngineError::Input(format!(
+            "a linear layer's epilogue got a bias or residual of another width than its {cols} columns"
+        )));
+    }
+    let bias = then.bias.map(address).transpose()?.unwrap_or(0);
+    let residual = then.residual.map(address).transpose()?.unwrap_or(0);
+    let out = empty(&dev, (out_rows, cols), DType::BF16)?;
+    let (y_p, out_p) = (address(y)?, address(&out)?);
+    let grid = then.windows.unwrap_or(WindowGrid {
+        h: 0,
+        w: 0,
+        size: 0,
+    });
+    let (rows_i, cols_i, gelu) = (out_rows as i64, cols as i32, then.gelu as i32);
+    let [h, w, ws] = [grid.h, grid.w, grid.size].map(|n| n as i32);
+    let func = load(&dev, "linear_epilogue_bf16")?;
+    let stream = dev.cuda_stream();
+    let mut launch = stream.launch_builder(&func);
+    launch
+        .arg(&y_p)
+        .arg(&bias)
+        .arg(&residual)
+        .arg(&out_p)
+        .arg(&rows_i)
+        .arg(&cols_i)
+        .arg(&gelu)
+        .arg(&h)
+        .arg(&w)
+        .arg(&ws);
+    run(launch, elementwise(out_rows * cols / 8), THREADS)?;
+    Ok(Some(out))
+}
+
+/// (B, h, w, C) → (B·windows, size, size, C), zeros past the grid.
+pub fn window_split(x: &Tensor, size: usize) -> Result<Option<Tensor>> {
+    let Some(dev) = bf16_cuda(x) else {
+        return Ok(None);
+    };
+    let (b, h, w, c) = x.dims4()?;
+    if c % 8 != 0 || !x.is_contiguous() {
+        return Ok(None);
+    }
+    let windows = b * WindowGrid { h, w, size }.count();
+    let out = empty(&dev, (windows, size, size, c), DType::BF16)?;
+    let (x_p, out_p) = (address(x)?, address(&out)?);
+    let rows = (windows * size * size) as i64;
+    let [c_i, h_i, w_i, ws] = [c, h, w, size].map(|n| n as i32);
+    let func = load(&dev, "window_split_bf16")?;
+    let stream = dev.cuda_stream();
+    let mut launch = stream.launch_builder(&func);
+    launch
+        .arg(&x_p)
+        .arg(&out_p)
+        .arg(&rows)
+        .arg(&c_i)
+        .arg(&h_i)
+        .arg(&w_i)
+        .arg(&ws);
+    run(launch, elementwise(rows as usize * c / 8), THREADS)?;
+    Ok(Some(out))
+}
+
+/// SAM's relative-position terms from the unscaled `q` (B, heads, h·w, 64), any strides with the last dim
+/// contiguous, and the gathered tables Rh (h, h, 64), Rw (w, w, 64): q·Rh (B, heads, h·w, h) and q·Rw
+/// (B, heads, h·w, w).
+pub fn rel_pos_terms(
+    q: &Tensor,
+    rh: &Tensor,
+    rw: &Tensor,
+    h: usize,
+    w: usize,
+) -> Result<Option<(Tensor, Tensor)>> {
+    let Some(dev) = bf16_cuda(q) else {
+        return Ok(None);
+    };
+    let (b, heads, n, hd) = q.dims4()?;
+    if hd != 64 || n != h * w || h > REL_MAX_SIDE || w > REL_MAX_SIDE {
+        return Ok(None);
+    }
+    if rh.dims() != [h, h, hd] || rw.dims() != [w, w, hd] {
+        return Err(EngineError::Input(format!(
+            "relative-position tables {:?} and {:?} for a {h}×{w} grid",
+            rh.dims(),
+            rw.dims()
+        )));
+    }
+    let out_h = empty(&dev, (b, heads, n, h), DType::BF16)?;
+    let out_w = empty(&dev, (b, heads, n, w), DType::BF16)?;
+    let (q_p, [q_batch, q_head, q_row]) = strided(q)?;
+    let (rh_p, rw_p) = (address(rh)?, address(rw)?);
+    let (oh_p, ow_p) = (address(&out_h)?, address(&out_w)?);
+    let [heads_i, h_i, w_i] = [heads, h, w].map(|n| n as i32);
+    let func = load(&dev, "rel_pos_terms_hd64_bf16")?;
+    let stream = dev.cuda_stream();
+    let mut launch = stream.launch_builder(&func);
+    launch
+        .arg(&q_p)
+        .arg(&q_batch)
+        .arg(&q_head)
+        .arg(&q_row)
+        .arg(&rh_p)
+        .arg(&rw_p)
+        .arg(&oh_p)
+        .arg(&ow_p)
+        .arg(&heads_i)
+        .arg(&h_i)
+        .arg(&w_i);
+    run(launch, (h as u32, heads as u32, b as u32), REL_THREADS)?;
+    Ok(Some((out_h, out_w)))
+}
+
+fn bf16_cuda(t: &Tensor) -> Option<CudaDevice> {
+    match (t.device(), t.dtype()) {
+        (Device::Cuda(dev), DType::BF16) => Some(dev.clone()),
+        _ => None,
+    }
+}
+
+fn load(
+    dev: &CudaDevice,
+    name: &str,
+) -> Result<candle_core::cuda_backend::cudarc::driver::CudaFunction> {
+    Ok(dev
+        .get_or_load_custom_func(name, "deepread_vision", PTX)?
+        .into_cuda_function())
+}
+
+/// Blocks of THREADS covering `items` work items.
+fn elementwise(items: usize) -> (u32, u32, u32) {
+    ((items as u32).div_ceil(THREADS), 1, 1)
+}
+
+fn run(mut launch: LaunchArgs<'_>, grid_dim: (u32, u32, u32), threads: u32) -> Result<()> {
+    let config = LaunchConfig {
+        grid_dim,
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments follow vision.cu's parameter lists; every pointer addresses a live bf16 buffer of
+    // the shape checked above, and the kernels index within those shapes.
+    unsafe { launch.launch(config) }
+        .map(|_| ())
+        .map_err(|e| EngineError::Cuda(e.to_string()))
+}
