@@ -45,7 +45,10 @@ impl GroupedExperts {
 
     /// Whether the kernels take experts of these sizes in this dtype.
     pub fn supports(dtype: DType, hidden: usize, inter: usize, experts: usize) -> bool {
-        dtype == DType::BF16 && hidden.is_multiple_of(64) && inter.is_multiple_of(64) && experts <= MAX_EXPERTS
+        dtype == DType::BF16
+            && hidden.is_multiple_of(64)
+            && inter.is_multiple_of(64)
+            && experts <= MAX_EXPERTS
     }
 
     /// y (slots, H) in f32, weighted, for the slots `ids` (T, k) of the rows of `x` (T, H) through the stacked
