@@ -270,6 +270,7 @@ __device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint
 // if asked) times `scaling`.
 #define ROUTE_WARPS 8
 #define ROUTE_MAX_K 16
+#define ROUTE_HELD_CHUNKS 8
 template <typename T>
 __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float eps, T* sum_out, T* normed_out,
                               const float* gate, float* logits, unsigned* done, int* ids, float* weights, int h,
@@ -278,6 +279,14 @@ __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float
     const size_t row = blockIdx.x;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int ex = blockIdx.y * ROUTE_WARPS + warp;
+    // The warp's gate row is loaded before the norm, so the two memory waits overlap (its first
+    // ROUTE_HELD_CHUNKS · 256 columns are held in registers; the rest, if any, is read after).
+    float held[ROUTE_HELD_CHUNKS][8];
+#pragma unroll
+    for (int t = 0; t < ROUTE_HELD_CHUNKS; ++t) {
+        const int c = lane * 8 + t * 256;
+        if (ex < e && c < h) load8(gate + (size_t)ex * h + c, held[t]);
+    }
     if (norm_w) {
         const bool writer = blockIdx.y == 0;
         normed_row(x, delta, norm_w, writer ? sum_out : (T*)nullptr, writer ? normed_out : (T*)nullptr, row_cache,
@@ -288,7 +297,17 @@ __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float
     }
     if (ex < e) {
         float dot = 0.0f;
-        for (int c = lane * 8; c < h; c += 256) {
+#pragma unroll
+        for (int t = 0; t < ROUTE_HELD_CHUNKS; ++t) {
+            const int c = lane * 8 + t * 256;
+            if (c < h) {
+                float xv[8];
+                load8(row_cache + c, xv);
+#pragma unroll
+                for (int q = 0; q < 8; ++q) dot += xv[q] * held[t][q];
+            }
+        }
+        for (int c = lane * 8 + ROUTE_HELD_CHUNKS * 256; c < h; c += 256) {
             float xv[8], gv[8];
             load8(row_cache + c, xv);
             load8(gate + (size_t)ex * h + c, gv);
