@@ -63,6 +63,10 @@ export async function startDriver(extraEnv = {}) {
     // A cache of the test's own, and no model: born-digital pages are read through their text layer.
     DEEPREAD_CACHE: path.join(scratch, "cache.sqlite3"),
     DEEPREAD_MODEL: path.join(scratch, "no-model"),
+    // The webview's storage (the panes' layout) of the test's own, not the person's or another test's.
+    XDG_DATA_HOME: path.join(scratch, "data"),
+    XDG_CONFIG_HOME: path.join(scratch, "config"),
+    XDG_CACHE_HOME: path.join(scratch, "cache"),
     ...extraEnv,
   };
   const driver = spawn(
@@ -115,6 +119,24 @@ export async function openApp(driver, args) {
             actions: [
               { type: "pointerMove", origin: "viewport", x: Math.round(x), y: Math.round(y) },
               { type: "pointerDown", button: 0 },
+              { type: "pointerUp", button: 0 },
+            ],
+          },
+        ],
+      }),
+    /** A real pointer drag from one viewport point to another (CSS pixels). */
+    drag: (from, to) =>
+      call(driver.base, "POST", route("/actions"), {
+        actions: [
+          {
+            type: "pointer",
+            id: "mouse",
+            parameters: { pointerType: "mouse" },
+            actions: [
+              { type: "pointerMove", origin: "viewport", x: Math.round(from.x), y: Math.round(from.y) },
+              { type: "pointerDown", button: 0 },
+              { type: "pointerMove", origin: "viewport", x: Math.round((from.x + to.x) / 2), y: Math.round(to.y), duration: 100 },
+              { type: "pointerMove", origin: "viewport", x: Math.round(to.x), y: Math.round(to.y), duration: 100 },
               { type: "pointerUp", button: 0 },
             ],
           },

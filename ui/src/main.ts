@@ -3,7 +3,9 @@
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
 import { exportDocument, launchPaths, notices, openDocument } from "./api";
+import { PaneControls } from "./layout/pane-controls";
 import { LibraryPane } from "./library-pane";
+import { MarkdownViewControls } from "./markdown/view-controls";
 import { clickedPageAction } from "./page-controls";
 import { copyText } from "./clipboard";
 import { PageView } from "./page-view";
@@ -19,6 +21,7 @@ function element<T extends HTMLElement>(id: string): T {
 }
 
 const markdownPane = element<HTMLElement>("markdown-pane");
+const markdownContent = element<HTMLElement>("markdown-content");
 const title = element<HTMLSpanElement>("document-title");
 const statusProgress = element<HTMLElement>("status-progress");
 const statusMessage = element<HTMLElement>("status-message");
@@ -39,6 +42,12 @@ const topBar = new TopBar(
   element("resolution-select"),
   element("engine-status"),
 );
+
+new PaneControls(element("panes"), element("toggle-library"), element("toggle-markdown"));
+const markdownView = new MarkdownViewControls(element("markdown-toolbar"), (view) => {
+  markdownContent.classList.toggle("per-page", view.perPage);
+  session?.setSource(view.source);
+});
 
 const searchBar = new SearchBar(element("search-slot"), () => session);
 
@@ -77,7 +86,7 @@ async function openPaths(paths: string[]): Promise<void> {
     try {
       const doc = await openDocument(path);
       void session?.stop();
-      session = new DocumentSession(doc, pageView, markdownPane, {
+      session = new DocumentSession(doc, pageView, markdownContent, {
         onPageStatus: (page, status) => library.setStatus(page, status),
         onProgress: showProgress,
         choice: () => topBar.choice(),
@@ -85,7 +94,7 @@ async function openPaths(paths: string[]): Promise<void> {
           currentPage = page;
           library.select(page);
         },
-      });
+      }, markdownView.view);
       title.textContent = doc.title;
       exportButton.disabled = false;
       library.show(doc);
@@ -212,6 +221,10 @@ window.addEventListener("keydown", (event) => {
     searchBar.close();
   } else if (event.key === "Escape") {
     void session?.stop();
+  } else if (!event.ctrlKey && (event.key === "+" || event.key === "=")) {
+    pageView.stepZoom(1);
+  } else if (!event.ctrlKey && event.key === "-") {
+    pageView.stepZoom(-1);
   } else if (event.key === "j" || event.key === "k") {
     session?.stepBlock(event.key === "j" ? 1 : -1);
   } else if (event.key === "ArrowRight") {

@@ -1,16 +1,27 @@
-// The centre pane: the current page, rendered by PDFium at the pane's width, with the model's
-// boxes drawn over it.
-import { pageImageUrl, type DocumentInfo } from "./api";
+// The centre pane: the current page, rendered by PDFium at the width it is shown at, with the model's
+// boxes drawn over it, the label legend, and the zoom (fit width, fit page, + and −).
+import { pageImageUrl, type DocumentInfo, type PageSize } from "./api";
+import { describeScale, displayWidth, scaleOf, stepZoom, type Area, type Zoom } from "./layout/zoom";
 import { BoxLayer, type BoxLayerOptions } from "./overlay/box-layer";
 import { Legend } from "./overlay/legend";
+
+/** The pane's padding and the gap under the toolbar (styles.css), taken off the room a page has. */
+const PANE_PADDING_PX = 16;
+const TOOLBAR_GAP_PX = 8;
 
 export class PageView {
   readonly boxes: BoxLayer;
   readonly legend: Legend;
+  private readonly toolbar: HTMLDivElement;
   private readonly legendBar: HTMLDivElement;
+  private readonly zoomLabel: HTMLSpanElement;
   private readonly frame: HTMLDivElement;
   private readonly layer: HTMLDivElement;
   private image: HTMLImageElement | undefined;
+  private shown: { doc: DocumentInfo; page: number; size: PageSize } | undefined;
+  private zoom: Zoom = { kind: "fitWidth" };
+  /** The widest rendering asked for of the page shown: zooming out keeps it, zooming in asks again. */
+  private requestedPx = 0;
 
   constructor(
     private readonly root: HTMLElement,
@@ -22,7 +33,12 @@ export class PageView {
     this.boxes = new BoxLayer(this.layer, boxOptions);
     this.legendBar = document.createElement("div");
     this.legend = new Legend(this.legendBar, this.boxes);
-    new ResizeObserver(() => this.placeBoxes()).observe(root);
+    this.zoomLabel = document.createElement("span");
+    this.zoomLabel.className = "zoom-label";
+    this.toolbar = document.createElement("div");
+    this.toolbar.className = "page-toolbar";
+    this.toolbar.append(this.legendBar, this.zoomControls());
+    new ResizeObserver(() => this.applyZoom()).observe(root);
   }
 
   show(doc: DocumentInfo, page: number): void {
@@ -32,14 +48,27 @@ export class PageView {
     image.className = "page-image";
     image.alt = `${doc.title}, page ${page + 1}`;
     image.style.aspectRatio = `${size.width_pt} / ${size.height_pt}`;
-    image.src = pageImageUrl(doc.id, page, this.root.clientWidth * window.devicePixelRatio);
     image.addEventListener("load", () => this.placeBoxes());
     image.addEventListener("error", () => this.showError(`Page ${page + 1} could not be rendered.`));
     this.image = image;
+    this.shown = { doc, page, size };
+    this.requestedPx = 0;
     this.boxes.clear();
     this.legend.refresh();
     this.frame.replaceChildren(image, this.layer);
-    this.root.replaceChildren(this.legendBar, this.frame);
+    this.root.replaceChildren(this.toolbar, this.frame);
+    this.applyZoom();
+  }
+
+  setZoom(zoom: Zoom): void {
+    this.zoom = zoom;
+    this.applyZoom();
+  }
+
+  /** + and −: the next zoom level from the scale shown now. */
+  stepZoom(direction: 1 | -1): void {
+    if (!this.shown) return;
+    this.setZoom(stepZoom(scaleOf(this.frame.clientWidth, pagePoints(this.shown.size)), direction));
   }
 
   /** Brings a box of the page into view. */
@@ -49,12 +78,40 @@ export class PageView {
 
   showError(message: string): void {
     this.image = undefined;
+    this.shown = undefined;
     this.root.replaceChildren(messageBox(message, "message error"));
   }
 
   showWelcome(): void {
     this.image = undefined;
+    this.shown = undefined;
     this.root.replaceChildren(messageBox("Drop PDFs or images here, or press Ctrl+O to open one.", "message"));
+  }
+
+  /** Sizes the page for the zoom, asks for a sharper rendering when it grew, and moves the boxes. */
+  private applyZoom(): void {
+    const shown = this.shown;
+    const image = this.image;
+    if (!shown || !image) return;
+    const width = displayWidth(this.zoom, pagePoints(shown.size), this.room());
+    this.frame.style.width = `${width}px`;
+    this.zoomLabel.textContent =
+      this.zoom.kind === "scale" ? describeScale(this.zoom.scale) : describeScale(scaleOf(width, pagePoints(shown.size)));
+    this.toolbar.dataset["zoom"] = this.zoom.kind;
+    const wanted = Math.ceil(width * window.devicePixelRatio);
+    if (wanted > this.requestedPx) {
+      this.requestedPx = wanted;
+      image.src = pageImageUrl(shown.doc.id, shown.page, wanted);
+    }
+    this.placeBoxes();
+  }
+
+  /** The room for the page: the pane less its padding and the toolbar. */
+  private room(): Area {
+    return {
+      width: this.root.clientWidth - 2 * PANE_PADDING_PX,
+      height: this.root.clientHeight - 2 * PANE_PADDING_PX - this.toolbar.offsetHeight - TOOLBAR_GAP_PX,
+    };
   }
 
   /** Boxes follow the image: its natural size is the page's pixel size, its shown width the zoom. */
@@ -64,6 +121,32 @@ export class PageView {
     const page = { width: image.naturalWidth, height: image.naturalHeight };
     this.boxes.setPage(page, { zoom: image.clientWidth / image.naturalWidth, rotation: 0 });
   }
+
+  private zoomControls(): HTMLElement {
+    const controls = document.createElement("div");
+    controls.className = "zoom-controls";
+    const button = (label: string, title: string, zoom: string, act: () => void) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.title = title;
+      b.dataset["zoom"] = zoom;
+      b.addEventListener("click", act);
+      return b;
+    };
+    controls.append(
+      button("Fit width", "Fit the page's width to the pane", "fitWidth", () => this.setZoom({ kind: "fitWidth" })),
+      button("Fit page", "Show the whole page", "fitPage", () => this.setZoom({ kind: "fitPage" })),
+      button("−", "Zoom out (−)", "out", () => this.stepZoom(-1)),
+      this.zoomLabel,
+      button("+", "Zoom in (+)", "in", () => this.stepZoom(1)),
+    );
+    return controls;
+  }
+}
+
+function pagePoints(size: PageSize): Area {
+  return { width: size.width_pt, height: size.height_pt };
 }
 
 function messageBox(text: string, className: string): HTMLElement {

@@ -6,6 +6,7 @@ import type { PageEvent } from "./events";
 import { BlockIndex, type BlockRef } from "./linking/block-index";
 import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
 import { decoratePage, setRetryLabel } from "./page-controls";
+import type { MarkdownView } from "./markdown/view-controls";
 import type { PageView } from "./page-view";
 import { describeChoice, MODE_OPTIONS, retryChoice, type ReadingChoice } from "./reading/modes";
 import { pagesForReRead } from "./reading/reread";
@@ -42,9 +43,11 @@ export class DocumentSession implements SearchTarget {
     private readonly pageView: PageView,
     markdownPane: HTMLElement,
     private readonly hooks: SessionHooks,
+    view: MarkdownView,
   ) {
     markdownPane.replaceChildren();
     this.markdown = new StreamingRenderer(markdownPane, { renderBlock: renderMarkdown, decoratePage });
+    this.markdown.setSource(view.source);
     this.progress = new ReadingProgress(doc.pages.length);
   }
 
@@ -120,8 +123,19 @@ export class DocumentSession implements SearchTarget {
     this.pageView.boxes.setBlocks(this.index.blocks(page));
     this.markMatchedBoxes();
     this.pageView.legend.refresh();
+    this.markCurrentPage();
     if (scrollMarkdown) this.markdown.pageElement(page)?.scrollIntoView({ block: "start" });
     this.hooks.onPageShown(page);
+  }
+
+  /** Rendered or source Markdown. */
+  setSource(source: boolean): void {
+    this.markdown.setSource(source);
+  }
+
+  /** The shown page's section wears `current`: what "This page" keeps in view. */
+  private markCurrentPage(): void {
+    for (const p of this.doc.pages.keys()) this.markdown.pageElement(p)?.classList.toggle("current", p === this.page);
   }
 
   get shownPage(): number {
@@ -182,6 +196,7 @@ export class DocumentSession implements SearchTarget {
       if (event.type === "looped" || event.type === "failed") this.labelRetry(event.page, status);
     }
     if (event.type !== "delta" && event.type !== "blockText") this.hooks.onProgress();
+    if (event.type === "queued" && event.page === this.page) this.markCurrentPage();
     if (event.page === this.page) this.showEvent(event);
   }
 

@@ -110,6 +110,24 @@ describe("StreamingRenderer", () => {
     expect(renderer.status(0)).toBe("done");
   });
 
+  it("shows the Markdown as written in the source view, and renders it again when switched back", async () => {
+    const { root, frames, calls, renderer } = setup();
+    const blocks = blocksOf(fixtureText(...MANUAL, "page009.stdout.md"));
+    renderer.setSource(true);
+    for (const event of streamEvents(0, blocks, 3)) renderer.handle(event);
+    frames.run();
+    expect(calls, "the source view renders nothing").toEqual([]);
+    const shown = [...root.querySelectorAll<HTMLElement>(".markdown-block")].map((b) => b.textContent);
+    expect(shown).toEqual(blocks.map((b) => b.markdown));
+    expect(root.querySelector("p")).toBeNull();
+
+    renderer.setSource(false);
+    await renderer.settled();
+    const rendered = blocks.filter((b) => b.markdown !== "").length;
+    expect(root.querySelectorAll(".markdown-block > p").length).toBe(rendered);
+    expect(root.classList.contains("source-view")).toBe(false);
+  });
+
   it("renders a page from the cache directly, without frames", () => {
     const { frames, calls, renderer } = setup();
     const blocks = blocksOf(fixtureText(...MANUAL, "page001.stdout.md"));

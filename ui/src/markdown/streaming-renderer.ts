@@ -39,6 +39,8 @@ export class StreamingRenderer {
   private readonly dirty = new Set<BlockState>();
   private readonly inFlight = new Set<Promise<void>>();
   private frameRequested = false;
+  /** Source view: blocks show their Markdown as written, not rendered. */
+  private source = false;
   private readonly renderBlock: RenderBlock;
   private readonly schedule: FrameScheduler;
   private readonly decoratePage: ((section: HTMLElement, page: number) => void) | undefined;
@@ -50,7 +52,7 @@ export class StreamingRenderer {
     this.renderBlock = options.renderBlock;
     this.schedule = options.schedule ?? ((callback) => requestAnimationFrame(() => callback()));
     this.decoratePage = options.decoratePage;
-    root.classList.add("markdown-pane");
+    root.classList.add("markdown-document");
   }
 
   handle(event: PageEvent): void {
@@ -131,6 +133,21 @@ export class StreamingRenderer {
     return this.pages.get(page)?.blocks.get(blockId)?.element;
   }
 
+  /** Rendered or source view; switching redraws every block from its Markdown. */
+  setSource(source: boolean): void {
+    if (source === this.source) return;
+    this.source = source;
+    this.root.classList.toggle("source-view", source);
+    for (const page of this.pages.values()) {
+      for (const block of page.blocks.values()) {
+        // An empty block shows nothing in either view.
+        block.requested = block.markdown === "" ? "" : null;
+        block.version++; // a rendered view still on its way must not land in the source view
+        this.render(block);
+      }
+    }
+  }
+
   status(page: number): PageStatus | undefined {
     return this.pages.get(page)?.section.dataset["status"] as PageStatus | undefined;
   }
@@ -158,6 +175,10 @@ export class StreamingRenderer {
     if (block.markdown === block.requested) return;
     block.requested = block.markdown;
     const version = ++block.version;
+    if (this.source) {
+      block.element.textContent = block.markdown;
+      return;
+    }
     const html = this.renderBlock(block.markdown);
     if (typeof html === "string") {
       this.apply(block, version, html);
