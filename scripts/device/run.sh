@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One job on the GPU machine, run from the checkout root with .gpu/ carried: unpacks the binaries, then runs the
+# steps named, in order. Each step's output lands in $OUT.
+#   test       the CUDA kernel tests (fused decode, flash attention, vision kernels)
+#   weights    a seeded random-weight checkpoint of the real config in /tmp/w/model (kept while the machine is warm)
+#   parity     the full-size parity example against the transformers oracle (docs/parity.md)
+#   bench      deepread bench, 1, 8 and 16 pages of 128 tokens
+#   long       16 pages of 3,000 and 4,131 tokens in all (prompt + generated), for the memory figure
+#   reference  deepread bench --reference-path
+#   oracle     the transformers oracle's bench, with its memory peaks
+#   profile    per-kernel times of a decode (ncu)
+set -uo pipefail
+export PYTHONUNBUFFERED=1 RUST_BACKTRACE=1
+NV=$(python3 -c 'import nvidia;print(list(nvidia.__path__)[0])')
+export LD_LIBRARY_PATH=$NV/cu13/lib:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+# The test binaries find their fixtures under the build machine's checkout path.
+build_root=${DEEPREAD_BUILD_ROOT:-/work/main}
+[ -e "$build_root" ] || { mkdir -p "$(dirname "$build_root")" && ln -s "$PWD" "$build_root"; }
+cd .gpu
+for b in *.xz; do xz -dc "$b" > "/tmp/${b%.xz}" && chmod +x "/tmp/${b%.xz}"; done
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+bench() { /tmp/deepread bench --model /tmp/w/model "$@"; }
+for step in "$@"; do
+  echo "=== $step $(date +%T)"
+  case $step in
+    test) for t in fused_decode flash_attention vision_kernels; do /tmp/$t --test-threads=1; done 2>&1 | tee "$OUT/test.txt" ;;
+    weights) [ -d /tmp/w/model ] || python3 write_weights.py /tmp/w/model 2>&1 | tail -2 ;;
+    parity) python3 full_size_parity.py /tmp/w 2>&1 | tail -5 | tee "$OUT/oracle.txt"
+            /tmp/full_size_parity /tmp/w 2>&1 | tee "$OUT/parity.txt" ;;
+    bench) bench --pages 1,8,16 --tokens 128 2>&1 | tee "$OUT/bench.txt" ;;
+    long) for t in 1869 3000; do bench --pages 16 --tokens $t 2>&1 | tee "$OUT/bench_long_$t.txt"; done ;;
+    reference) bench --pages 1,16 --tokens 64 --reference-path 2>&1 | tee "$OUT/bench_reference.txt" ;;
+    oracle) python3 oracle_mem.py 6 1,8,16 129 grouped_mm 2>&1 | tee "$OUT/oracle_bench.txt" ;;
+    profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
+               --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \
+               /tmp/deepread bench --model /tmp/w/model --pages "${PROFILE_PAGES:-1}" --tokens 4 2>&1 | tail -5
+             python3 ncu_summary.py "$OUT/ncu.csv" | tee "$OUT/ncu_summary.txt" ;;
+    *) echo "unknown step: $step" >&2; exit 2 ;;
+  esac
+done
+echo "=== done $(date +%T)"
