@@ -11,7 +11,7 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::library::Library;
-use crate::reading::{EngineStatus, ReadRequest, ReadingStarted, Readings};
+use crate::reading::{EngineStatus, ReadRequest, ReadingStarted, Readings, RecentDocument};
 
 /// What the front end needs to lay a document out before any page is rendered.
 #[derive(Serialize)]
@@ -81,6 +81,21 @@ pub async fn engine_status(app: AppHandle) -> Result<EngineStatus, String> {
         .await
         .map_err(|e| format!("the engine status is unknown: {e}"))
 }
+
+/// Documents read before, newest first, for the library pane. The query blocks on the cache's own
+/// runtime, which a worker of the async runtime may not do, and the window's thread should not wait
+/// on a disk: so it runs on a blocking thread.
+#[tauri::command]
+pub async fn recent_documents(app: AppHandle) -> Result<Vec<RecentDocument>, String> {
+    tauri::async_runtime::spawn_blocking(move || {
+        app.state::<Readings>().recent_documents(RECENT_DOCUMENTS)
+    })
+    .await
+    .map_err(|e| format!("The recent documents could not be read: {e}"))?
+}
+
+/// How many recent documents the library pane lists.
+const RECENT_DOCUMENTS: u32 = 12;
 
 /// Pages a request may name: those of the document, 0-based.
 fn check_pages(pages: &[usize], page_count: usize) -> Result<(), String> {

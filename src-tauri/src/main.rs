@@ -35,6 +35,7 @@ fn main() -> anyhow::Result<()> {
             commands::open_document,
             commands::read_document,
             commands::engine_status,
+            commands::recent_documents,
             commands::stop_reading,
             commands::render_markdown,
             commands::notices,

@@ -24,8 +24,8 @@ const REPLAY_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
 pub struct Readings {
     cache: Option<Arc<Cache>>,
-    /// Kept alive for the cache's queries.
-    _runtime: Option<tokio::runtime::Runtime>,
+    /// Runs the cache's queries.
+    runtime: Option<tokio::runtime::Runtime>,
     notices: Vec<String>,
     model_dir: PathBuf,
     model: OnceLock<Result<Arc<DeepSeekOcr2>, String>>,
@@ -73,6 +73,18 @@ impl Default for ReadRequest {
     }
 }
 
+/// A document read before, for the library pane's recent list.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentDocument {
+    path: String,
+    title: Option<String>,
+    page_count: u32,
+    last_opened_ms: i64,
+    /// Whether the file is still where it was read.
+    available: bool,
+}
+
 /// Who reads and on what, for the top bar.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -108,13 +120,33 @@ impl Readings {
         };
         Readings {
             cache,
-            _runtime: runtime,
+            runtime,
             notices,
             model_dir,
             model: OnceLock::new(),
             running: Mutex::new(HashMap::new()),
             finished: Arc::default(),
         }
+    }
+
+    /// The documents opened most recently, newest first, as the cache remembers them.
+    pub fn recent_documents(&self, limit: u32) -> Result<Vec<RecentDocument>, String> {
+        let (Some(cache), Some(runtime)) = (&self.cache, &self.runtime) else {
+            return Ok(Vec::new());
+        };
+        let records = runtime
+            .block_on(cache.store().recent_documents(limit))
+            .map_err(|e| format!("The recent documents could not be read: {e}"))?;
+        Ok(records
+            .into_iter()
+            .map(|record| RecentDocument {
+                available: record.path.is_file(),
+                path: record.path.display().to_string(),
+                title: record.title,
+                page_count: record.page_count,
+                last_opened_ms: record.last_opened_at_ms,
+            })
+            .collect())
     }
 
     pub fn notices(&self) -> &[String] {

@@ -2,6 +2,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { PageEvent } from "./events";
 import type { ReadingChoice } from "./reading/modes";
+import type { RecentDocument } from "./recent";
 import type { EngineStatus } from "./status/engine-status";
 
 export interface PageSize {
@@ -82,4 +83,9 @@ export interface Exported {
 /** Writes the pages read so far to a folder the person picks; null when they cancel. */
 export function exportDocument(id: string): Promise<Exported | null> {
   return invoke<Exported | null>("export_document", { id });
+}
+
+/** Documents read before, newest first, from the cache. */
+export function recentDocuments(): Promise<RecentDocument[]> {
+  return invoke<RecentDocument[]>("recent_documents");
 }

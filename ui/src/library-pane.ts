@@ -1,22 +1,42 @@
-// The left pane: one thumbnail per page, loaded only when scrolled into view.
+// The left pane: recent documents from the cache, then one thumbnail per page of the open one,
+// loaded only when scrolled into view.
 import { pageImageUrl, type DocumentInfo } from "./api";
+import { recentList, type RecentDocument } from "./recent";
 
 const THUMBNAIL_WIDTH_PX = 160;
 
 export class LibraryPane {
   private readonly observer: IntersectionObserver;
+  private readonly recent: HTMLDetailsElement;
+  private readonly root: HTMLElement;
 
   constructor(
-    private readonly root: HTMLElement,
+    pane: HTMLElement,
     private readonly onSelect: (page: number) => void,
   ) {
+    this.recent = document.createElement("details");
+    this.recent.className = "recent";
+    this.recent.open = true;
+    this.recent.hidden = true;
+    this.root = document.createElement("div");
+    this.root.className = "thumbnails";
+    pane.replaceChildren(this.recent, this.root);
     this.observer = new IntersectionObserver((entries) => this.loadVisible(entries), {
-      root,
+      root: pane,
       rootMargin: "200px",
     });
   }
 
+  /** Documents read before; opening one closes the list, to leave room for its pages. */
+  showRecent(docs: readonly RecentDocument[], onOpen: (path: string) => void): void {
+    const summary = document.createElement("summary");
+    summary.textContent = "Recent";
+    this.recent.replaceChildren(summary, recentList(docs, Date.now(), onOpen));
+    this.recent.hidden = docs.length === 0;
+  }
+
   show(doc: DocumentInfo): void {
+    this.recent.open = false;
     this.observer.disconnect();
     this.root.replaceChildren(
       ...doc.pages.map((size, page) => this.thumbnail(doc.id, page, size.height_pt / size.width_pt)),

@@ -2,7 +2,7 @@
 // them, and moving between pages. View state only; documents and results live in Rust.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
-import { exportDocument, launchPaths, notices, openDocument } from "./api";
+import { exportDocument, launchPaths, notices, openDocument, recentDocuments } from "./api";
 import { PaneControls } from "./layout/pane-controls";
 import { LibraryPane } from "./library-pane";
 import { MarkdownViewControls } from "./markdown/view-controls";
@@ -101,10 +101,19 @@ async function openPaths(paths: string[]): Promise<void> {
       showPage(0);
       say("");
       await startReading(() => session!.read(topBar.choice()));
+      void showRecent();
     } catch (error) {
       pageView.showError(`${path}: ${String(error)}`);
       say("");
     }
+  }
+}
+
+async function showRecent(): Promise<void> {
+  try {
+    library.showRecent(await recentDocuments(), (path) => void openPaths([path]));
+  } catch (error) {
+    say(String(error));
   }
 }
 
@@ -245,4 +254,5 @@ void notices().then((messages) => {
   if (messages.length > 0) say(messages.join(" "));
 });
 void topBar.refreshEngine();
+void showRecent();
 void launchPaths().then(openPaths);
