@@ -116,3 +116,29 @@ test("Ctrl+E exports the pages read so far: Markdown as the reference wrote it, 
   assert.ok(sidecar.pages[0].blocks.every((b) => b.page === 0));
   assert.equal(sidecar.pages[0].blocks.find((b) => b.label === "image").figure, "images/0_0.png");
 });
+
+test("LaTeX the model wrote is typeset with KaTeX: page 5's temperatures", async () => {
+  await app.waitFor("page 5 to be read", pageDone(4));
+  const capture = capturedOutput(path.join(manual, "page005.stdout.md"));
+  const spans = [...capture.matchAll(/\\\((.+?)\\\)/g)].map(([, tex]) => tex.trim());
+  assert.ok(spans.length >= 2, `the capture has inline math: ${spans}`);
+  const typeset = await app.run(`
+    const section = document.querySelector('#markdown-pane [data-page="4"]');
+    section.querySelector(".katex").scrollIntoView({ block: "center" });
+    return {
+      sources: [...section.querySelectorAll(".katex annotation")].map((a) => a.textContent),
+      widths: [...section.querySelectorAll(".katex-html")].map((h) => h.getBoundingClientRect().width),
+      raw: section.textContent.includes("\\\\("),
+      errors: section.querySelectorAll(".katex-error").length,
+    };`);
+  assert.deepEqual(typeset.sources, spans, "every span typeset from its own source");
+  assert.equal(typeset.errors, 0);
+  assert.equal(typeset.raw, false, "no delimiter is left as text");
+  assert.ok(typeset.widths.every((w) => w > 0), `drawn: ${typeset.widths}`);
+  // KaTeX's own fonts, bundled with the app, load under the window's Content-Security-Policy.
+  const fonts = await app.waitFor(
+    "KaTeX's fonts to load",
+    `return [...document.fonts].filter((f) => f.family.includes("KaTeX") && f.status === "loaded").map((f) => f.family);`,
+  );
+  assert.ok(fonts.some((f) => f.includes("KaTeX_Main")), `loaded: ${fonts}`);
+});

@@ -2,6 +2,7 @@
 // (`data-block-id`). Deltas only mark a block dirty; once per animation frame each dirty block
 // is rendered again, so a fast stream costs one render per block per frame, not one per token.
 import { describeLoop, type Block, type PageEvent } from "../events";
+import { typesetMath } from "./math";
 import "./markdown.css";
 
 /** Markdown to HTML. In the app a Rust command that returns sanitized HTML, hence async. */
@@ -203,6 +204,7 @@ export class StreamingRenderer {
     }
     // The HTML comes sanitized from the Rust side (architecture.md: model output is sanitized).
     block.element.innerHTML = html;
+    typesetMath(block.element);
     block.element.removeAttribute("title");
   }
 
