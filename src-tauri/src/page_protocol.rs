@@ -1,8 +1,12 @@
 //! `page://localhost/<document>/<page>?w=<pixels>`: page images for the webview, rendered by PDFium
 //! on a worker thread and cached, so the page view loads them like any image (no base64 over IPC).
+//! With `&box=x1,y1,x2,y2` (0..999, repeatable), the figure under those boxes, cropped from the page
+//! rendered at that width exactly as Export crops it.
 
 use std::sync::Arc;
 
+use deepread_core::export::crop_figure;
+use deepread_core::BoxNorm;
 use image::codecs::jpeg::JpegEncoder;
 use image::RgbImage;
 use tauri::http::{header, Request, Response, StatusCode};
@@ -42,18 +46,34 @@ fn parse_request(path: &str, query: Option<&str>) -> Option<ImageKey> {
     let mut parts = path.trim_start_matches('/').split('/');
     let document = parts.next().filter(|d| !d.is_empty())?.to_owned();
     let page = parts.next()?.parse().ok()?;
-    let requested = query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
+    let pairs = || query.into_iter().flat_map(|q| q.split('&'));
+    let requested = pairs()
         .find_map(|pair| pair.strip_prefix("w="))
         .and_then(|w| w.parse::<u32>().ok())
         .unwrap_or(DEFAULT_WIDTH);
     let width = requested.clamp(1, MAX_WIDTH).div_ceil(WIDTH_STEP) * WIDTH_STEP;
+    let crop = pairs()
+        .filter_map(|pair| pair.strip_prefix("box="))
+        .map(parse_box)
+        .collect::<Option<Vec<_>>>()?;
     Some(ImageKey {
         document,
         page,
         width,
+        crop,
     })
+}
+
+/// `x1,y1,x2,y2` in 0..999, as the model wrote them (clamped and ordered as the parser does).
+fn parse_box(text: &str) -> Option<BoxNorm> {
+    let coords = text
+        .split(',')
+        .map(|c| c.trim().parse::<i64>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    match coords[..] {
+        [x1, y1, x2, y2] => Some(BoxNorm::from_model(x1, y1, x2, y2)),
+        _ => None,
+    }
 }
 
 fn page_image(library: &Library, key: ImageKey) -> Response<Vec<u8>> {
@@ -63,10 +83,18 @@ fn page_image(library: &Library, key: ImageKey) -> Response<Vec<u8>> {
     let Some(document) = library.document(&key.document) else {
         return error_response(StatusCode::NOT_FOUND, "this document is not open");
     };
-    let rendered = document
-        .render_page(key.page, deepread_pdf::RenderSize::Width(key.width))
-        .map_err(|e| e.to_string())
-        .and_then(|image| encode_jpeg(&image));
+    let render = || {
+        document
+            .render_page(key.page, deepread_pdf::RenderSize::Width(key.width))
+            .map_err(|e| e.to_string())
+    };
+    let rendered = if key.crop.is_empty() {
+        render().and_then(|page| encode_jpeg(&page))
+    } else {
+        library
+            .page_for_figures(&key, render)
+            .and_then(|page| encode_jpeg(&crop_figure(&page, &key.crop)))
+    };
     match rendered {
         Ok(bytes) => {
             let bytes = Arc::new(bytes);
@@ -129,5 +157,23 @@ mod tests {
     fn malformed_paths_are_refused() {
         assert!(parse_request("/", None).is_none());
         assert!(parse_request("/d/not-a-number", None).is_none());
+    }
+
+    #[test]
+    fn a_figure_request_names_its_boxes_clamped_and_ordered_as_the_model_parser_does() {
+        let key = parse_request(
+            "/d/2",
+            Some("w=2000&box=140,270,450,555&box=-3,900,1200,10"),
+        )
+        .unwrap();
+        let boxes: Vec<_> = key.crop.iter().map(|b| [b.x1, b.y1, b.x2, b.y2]).collect();
+        assert_eq!(boxes, [[140, 270, 450, 555], [0, 10, 999, 900]]);
+        assert!(parse_request("/d/0", None).unwrap().crop.is_empty());
+    }
+
+    #[test]
+    fn a_malformed_box_is_refused_rather_than_served_as_the_whole_page() {
+        assert!(parse_request("/d/0", Some("box=1,2,3")).is_none());
+        assert!(parse_request("/d/0", Some("box=a,b,c,d")).is_none());
     }
 }

@@ -142,3 +142,31 @@ test("LaTeX the model wrote is typeset with KaTeX: page 5's temperatures", async
   );
   assert.ok(fonts.some((f) => f.includes("KaTeX_Main")), `loaded: ${fonts}`);
 });
+
+test("an image block shows the part of the page its box covers: page 3's four photographs", async () => {
+  await app.waitFor("page 3 to be read", pageDone(2));
+  const images = capturedBlocks(capturedOutput(path.join(manual, "page003.stdout.md"))).filter((b) => b.label === "image");
+  assert.equal(images.length, 4);
+  const figures = await app.waitFor(
+    "page 3's figures to load",
+    `const imgs = [...document.querySelectorAll('#markdown-pane [data-page="2"] .page-figure img')];
+     // Figures load when scrolled to: bring the next one still loading into view.
+     imgs.find((i) => !i.complete || i.naturalWidth === 0)?.scrollIntoView({ block: "center" });
+     return imgs.length === ${images.length} && imgs.every((i) => i.complete && i.naturalWidth > 0)
+       ? imgs.map((i) => ({ width: i.naturalWidth, height: i.naturalHeight, block: Number(i.closest("[data-block-id]").dataset.blockId) }))
+       : null;`,
+  );
+  // Each crop has the shape of its box on the page, as poppler measures the page.
+  const page = popplerPageSize(source, 3);
+  for (const [i, figure] of figures.entries()) {
+    const [[x1, y1, x2, y2]] = images[i].boxes;
+    const expected = ((x2 - x1) * page.width) / ((y2 - y1) * page.height);
+    const ratio = figure.width / figure.height;
+    assert.ok(Math.abs(ratio / expected - 1) < 0.02, `figure ${i + 1}: ${figure.width}x${figure.height}, box shape ${expected.toFixed(3)}`);
+    assert.ok(figure.width >= 300, `figure ${i + 1} is sharp enough for the pane: ${figure.width} px`);
+  }
+  const labels = await app.run(
+    `return [...document.querySelectorAll('#markdown-pane [data-page="2"] .page-figure')].map((f) => f.closest("[data-label]").dataset.label);`,
+  );
+  assert.deepEqual(labels, images.map(() => "image"));
+});

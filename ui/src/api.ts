@@ -1,6 +1,6 @@
 // The Rust side's commands and the page image protocol, typed.
 import { Channel, invoke } from "@tauri-apps/api/core";
-import type { PageEvent } from "./events";
+import type { BoxNorm, PageEvent } from "./events";
 import type { ReadingChoice } from "./reading/modes";
 import type { RecentDocument } from "./recent";
 import type { EngineStatus } from "./status/engine-status";
@@ -30,6 +30,12 @@ const pageOrigin = navigator.userAgent.includes("Windows") ? "http://page.localh
 
 export function pageImageUrl(documentId: string, page: number, widthPx: number): string {
   return `${pageOrigin}/${encodeURIComponent(documentId)}/${page}?w=${Math.round(widthPx)}`;
+}
+
+/** The figure under `boxes`, cropped from the page rendered `pageWidthPx` wide (page_protocol.rs). */
+export function figureImageUrl(documentId: string, page: number, pageWidthPx: number, boxes: readonly BoxNorm[]): string {
+  const crop = boxes.map((b) => `&box=${b.x1},${b.y1},${b.x2},${b.y2}`).join("");
+  return `${pageImageUrl(documentId, page, pageWidthPx)}${crop}`;
 }
 
 export interface ReadingStarted {

@@ -1,9 +1,10 @@
 // One open document being read: events from Rust go to the Markdown pane, the block index, the
 // boxes on the page shown and the status bar's figures; boxes and blocks link to each other both ways.
-import { readDocument, renderMarkdown, stopReading, type DocumentInfo, type ReadingStarted } from "./api";
+import { figureImageUrl, readDocument, renderMarkdown, stopReading, type DocumentInfo, type ReadingStarted } from "./api";
 import { pageSource } from "./clipboard";
 import type { PageEvent } from "./events";
 import { BlockIndex, type BlockRef } from "./linking/block-index";
+import { figureElement, pageWidthForFigure } from "./markdown/figure";
 import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
 import { decoratePage, setRetryLabel } from "./page-controls";
 import type { MarkdownView } from "./markdown/view-controls";
@@ -12,6 +13,9 @@ import { describeChoice, MODE_OPTIONS, retryChoice, type ReadingChoice } from ".
 import { pagesForReRead } from "./reading/reread";
 import type { SearchTarget } from "./search/search-bar";
 import { ReadingProgress } from "./status/progress";
+
+/** How wide a figure is cropped, in CSS pixels: about the Markdown pane's width, so it stays sharp. */
+const FIGURE_WIDTH_PX = 640;
 
 export interface SessionHooks {
   /** The page's reading status changed (for its thumbnail badge). */
@@ -46,7 +50,14 @@ export class DocumentSession implements SearchTarget {
     view: MarkdownView,
   ) {
     markdownPane.replaceChildren();
-    this.markdown = new StreamingRenderer(markdownPane, { renderBlock: renderMarkdown, decoratePage });
+    this.markdown = new StreamingRenderer(markdownPane, {
+      renderBlock: renderMarkdown,
+      decoratePage,
+      figure: (page, boxes) => {
+        const pageWidth = pageWidthForFigure(boxes, FIGURE_WIDTH_PX * window.devicePixelRatio);
+        return figureElement(figureImageUrl(doc.id, page, pageWidth, boxes), page);
+      },
+    });
     this.markdown.setSource(view.source);
     this.progress = new ReadingProgress(doc.pages.length);
   }

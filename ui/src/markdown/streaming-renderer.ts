@@ -1,7 +1,8 @@
 // The Markdown pane while pages are read: one section per page, one element per block
 // (`data-block-id`). Deltas only mark a block dirty; once per animation frame each dirty block
 // is rendered again, so a fast stream costs one render per block per frame, not one per token.
-import { describeLoop, type Block, type PageEvent } from "../events";
+import { describeLoop, type Block, type BoxNorm, type PageEvent } from "../events";
+import { isFigure } from "./figure";
 import { typesetMath } from "./math";
 import "./markdown.css";
 
@@ -18,6 +19,8 @@ export interface StreamingRendererOptions {
   schedule?: FrameScheduler;
   /** Adds a page's own controls (a heading, buttons) when its section is made. */
   decoratePage?: (section: HTMLElement, page: number) => void;
+  /** The figure an `image` block shows: the page under its boxes. */
+  figure?: (page: number, boxes: readonly BoxNorm[]) => HTMLElement;
 }
 
 interface BlockState {
@@ -28,6 +31,8 @@ interface BlockState {
   requested: string | null;
   /** Bumped per render, so a slow async render cannot overwrite a newer one. */
   version: number;
+  /** The figure shown above the block's text, and the boxes it was cropped for. */
+  figure: { element: HTMLElement; boxes: string } | null;
 }
 
 interface PageState {
@@ -45,6 +50,7 @@ export class StreamingRenderer {
   private readonly renderBlock: RenderBlock;
   private readonly schedule: FrameScheduler;
   private readonly decoratePage: ((section: HTMLElement, page: number) => void) | undefined;
+  private readonly figure: ((page: number, boxes: readonly BoxNorm[]) => HTMLElement) | undefined;
 
   constructor(
     private readonly root: HTMLElement,
@@ -53,6 +59,7 @@ export class StreamingRenderer {
     this.renderBlock = options.renderBlock;
     this.schedule = options.schedule ?? ((callback) => requestAnimationFrame(() => callback()));
     this.decoratePage = options.decoratePage;
+    this.figure = options.figure;
     root.classList.add("markdown-document");
   }
 
@@ -72,6 +79,7 @@ export class StreamingRenderer {
       case "blockOpened": {
         const block = this.ensureBlock(event.page, event.blockId);
         block.element.dataset["label"] = event.label;
+        this.setFigure(block, event.label, event.boxes);
         this.setWriting(event.page, event.blockId);
         break;
       }
@@ -116,6 +124,7 @@ export class StreamingRenderer {
     for (const final of [...blocks].sort((a, b) => a.id - b.id)) {
       const block = this.ensureBlock(page, final.id);
       block.element.dataset["label"] = final.label;
+      this.setFigure(block, final.label, final.boxes);
       block.markdown = final.markdown;
       block.element.classList.remove("writing");
       // Final blocks do not wait for a frame: nothing else is coming for this page.
@@ -178,6 +187,7 @@ export class StreamingRenderer {
     const version = ++block.version;
     if (this.source) {
       block.element.textContent = block.markdown;
+      keepFigure(block);
       return;
     }
     const html = this.renderBlock(block.markdown);
@@ -199,12 +209,14 @@ export class StreamingRenderer {
       // Show the source rather than nothing; the next change tries again.
       block.requested = null;
       block.element.textContent = block.markdown;
+      keepFigure(block);
       block.element.title = `Could not render this block: ${String(error)}`;
       return;
     }
     // The HTML comes sanitized from the Rust side (architecture.md: model output is sanitized).
     block.element.innerHTML = html;
     typesetMath(block.element);
+    keepFigure(block);
     block.element.removeAttribute("title");
   }
 
@@ -233,9 +245,19 @@ export class StreamingRenderer {
     const after = [...state.blocks.entries()].filter(([id]) => id > blockId).sort(([a], [b]) => a - b)[0];
     state.section.insertBefore(element, after ? after[1].element : (state.section.querySelector(".page-notice") ?? null));
     // An empty block shows nothing, so there is nothing to render until text arrives.
-    block = { page, element, markdown: "", requested: "", version: 0 };
+    block = { page, element, markdown: "", requested: "", version: 0, figure: null };
     state.blocks.set(blockId, block);
     return block;
+  }
+
+  /** An `image` block shows the page under its boxes, from the moment they are known. */
+  private setFigure(block: BlockState, label: string, boxes: readonly BoxNorm[]): void {
+    if (!this.figure || !isFigure(label) || boxes.length === 0) return;
+    const key = JSON.stringify(boxes);
+    if (block.figure?.boxes === key) return;
+    block.figure?.element.remove();
+    block.figure = { element: this.figure(block.page, boxes), boxes: key };
+    keepFigure(block);
   }
 
   private clearPage(page: number): void {
@@ -274,4 +296,9 @@ export class StreamingRenderer {
     }
     notice.textContent = text;
   }
+}
+
+/** Puts the block's figure back first: its text was just replaced. */
+function keepFigure(block: BlockState): void {
+  if (block.figure) block.element.prepend(block.figure.element);
 }

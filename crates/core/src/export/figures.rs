@@ -133,7 +133,7 @@ fn render_for_figures(document: &Document, page: usize) -> Result<RgbImage, Expo
 
 /// The part of the page under the block's boxes (their union when a block has several: one
 /// block has one link, so one file). Never empty, so every link has an image to show.
-pub(super) fn crop_figure(page: &RgbImage, boxes: &[BoxNorm]) -> RgbImage {
+pub fn crop_figure(page: &RgbImage, boxes: &[BoxNorm]) -> RgbImage {
     let union = boxes.iter().fold(None, |acc: Option<BoxNorm>, b| {
         Some(match acc {
             None => *b,

@@ -26,7 +26,7 @@ use deepread_pdf::Document;
 use crate::events::{Block, PageEvent};
 
 pub use error::ExportError;
-pub use figures::{figure_render_size, write_figures, FIGURES_DIR, FIGURE_DPI};
+pub use figures::{crop_figure, figure_render_size, write_figures, FIGURES_DIR, FIGURE_DPI};
 pub use finished_pages::{write_document, FinishedPages};
 pub use html::{markdown_to_safe_html, write_html};
 pub use json::{write_json, JSON_FORMAT, JSON_VERSION};
