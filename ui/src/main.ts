@@ -12,6 +12,7 @@ import { PageView } from "./page-view";
 import { SearchBar } from "./search/search-bar";
 import { DocumentSession } from "./session";
 import { describeProgress } from "./status/progress";
+import { ThemeControl } from "./theme";
 import { TopBar } from "./top-bar";
 
 function element<T extends HTMLElement>(id: string): T {
@@ -19,6 +20,8 @@ function element<T extends HTMLElement>(id: string): T {
   if (!found) throw new Error(`the page is missing #${id}`);
   return found as T;
 }
+
+new ThemeControl(element("theme-select"));
 
 const markdownPane = element<HTMLElement>("markdown-pane");
 const markdownContent = element<HTMLElement>("markdown-content");
