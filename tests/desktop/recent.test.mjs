@@ -22,8 +22,7 @@ test("a document read before is under Recent after a restart, and opens from it 
   try {
     await first.waitFor(
       "every page to be read through the text layer",
-      `const s = [...document.querySelectorAll(".thumbnail")].map((t) => t.dataset.status);
-       return s.length === ${pages} && s.every((x) => x === "done");`,
+      `return document.getElementById("status-progress").textContent.startsWith("${pages} of ${pages} pages read");`,
       60_000,
     );
   } finally {
@@ -46,11 +45,11 @@ test("a document read before is under Recent after a restart, and opens from it 
 
     await again.run(`${recentButton}.click();`);
     const shown = await again.waitFor(
-      "every page to come from the cache",
+      "the pages in view to come from the cache",
       `const s = [...document.querySelectorAll(".thumbnail")].map((t) => t.dataset.status);
-       return s.length === ${pages} && s.every((x) => x === "fromCache") ? s : null;`,
+       return s.length > 0 && s.every((x) => x === "fromCache") ? s : null;`,
     );
-    assert.equal(shown.length, pages);
+    assert.ok(shown.length > 0);
     const page1 = await again.waitFor(
       "page 1's Markdown",
       `return document.querySelector('#markdown-pane [data-page="0"]')?.textContent

@@ -37,7 +37,8 @@ function capturedBlocks(capture) {
   return [...capture.matchAll(tag)].map(([, label, det]) => ({ label, boxes: JSON.parse(det) }));
 }
 
-const pageDone = (page) => `return document.querySelector('.thumbnail[data-page="${page}"]')?.dataset.status === "done";`;
+// The page's status as its Markdown section wears it: its thumbnail exists only while in view.
+const pageDone = (page) => `return document.querySelector('#markdown-pane [data-page="${page}"]')?.dataset.status === "done";`;
 
 // One window for the file: the reading streams, then the same reading is exported.
 let driver;

@@ -22,6 +22,7 @@ export class PageView {
   private zoom: Zoom = { kind: "fitWidth" };
   /** The widest rendering asked for of the page shown: zooming out keeps it, zooming in asks again. */
   private requestedPx = 0;
+  private imageShown: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly root: HTMLElement,
@@ -48,8 +49,17 @@ export class PageView {
     image.className = "page-image";
     image.alt = `${doc.title}, page ${page + 1}`;
     image.style.aspectRatio = `${size.width_pt} / ${size.height_pt}`;
-    image.addEventListener("load", () => this.placeBoxes());
-    image.addEventListener("error", () => this.showError(`Page ${page + 1} could not be rendered.`));
+    this.imageShown = new Promise((resolve) => {
+      image.addEventListener("load", () => {
+        performance.mark("deepread:page-image", { detail: page });
+        this.placeBoxes();
+        resolve();
+      });
+      image.addEventListener("error", () => {
+        this.showError(`Page ${page + 1} could not be rendered.`);
+        resolve();
+      });
+    });
     this.image = image;
     this.shown = { doc, page, size };
     this.requestedPx = 0;
@@ -58,6 +68,11 @@ export class PageView {
     this.frame.replaceChildren(image, this.layer);
     this.root.replaceChildren(this.toolbar, this.frame);
     this.applyZoom();
+  }
+
+  /** Resolves once the page shown last is on screen, or could not be rendered. */
+  pageOnScreen(): Promise<void> {
+    return this.imageShown;
   }
 
   setZoom(zoom: Zoom): void {
