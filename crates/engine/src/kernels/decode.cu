@@ -61,6 +61,26 @@ __device__ __forceinline__ void load8(const bf16* p, float out[8]) {
     for (int i = 0; i < 8; ++i) out[i] = __bfloat162float(v[i]);
 }
 
+// 8 consecutive values kept as loaded (16 bytes per 4 floats or 8 bf16): loads requested early are converted
+// late without holding 8 floats per chunk in registers.
+template <typename T>
+struct Raw8 {
+    uint4 v[sizeof(T) / 2];
+};
+
+template <typename T>
+__device__ __forceinline__ void fetch8(const T* p, Raw8<T>& raw) {
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 2); ++i) raw.v[i] = reinterpret_cast<const uint4*>(p)[i];
+}
+
+template <typename T>
+__device__ __forceinline__ void unpack8(const Raw8<T>& raw, float out[8]) {
+    const T* v = reinterpret_cast<const T*>(raw.v);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) out[i] = to_float(v[i]);
+}
+
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
 // The embedding rows of the fed-back tokens: out[b] = table[tokens[b]], one row per block.
@@ -522,30 +542,55 @@ __device__ void moe_down(const T* act, const T* w, const int* ids, const float* 
 // once, in 16-byte loads kept in flight by the unrolled loop. With `norm_w`, x is first RMSNorm-ed (each block
 // normalises the rows itself into dynamic shared memory, B·K floats), which saves the norm its own launch.
 #define LINEAR_MAX_ROWS 16
+#define LINEAR_HELD_CHUNKS 5
+template <typename T>
+__device__ __forceinline__ void add_row_products(const T* x, const float* normed, int rows, int k, int c,
+                                                 const float vw[8], float acc[LINEAR_MAX_ROWS]) {
+#pragma unroll
+    for (int b = 0; b < LINEAR_MAX_ROWS; ++b) {
+        if (b >= rows) break;
+        float xv[8];
+        if (normed) load8(normed + b * k + c, xv);
+        else load8(x + (size_t)b * k + c, xv);
+#pragma unroll
+        for (int q = 0; q < 8; ++q) acc[b] += vw[q] * xv[q];
+    }
+}
+
 template <typename T>
 __device__ void linear_rows(const T* x, const T* norm_w, float eps, const T* w, T* out, int rows, int n, int k) {
     extern __shared__ float normed[];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int r = blockIdx.x * (blockDim.x / 32) + warp;
+    const T* wr = w + (size_t)r * k;
+    // The row's first LINEAR_HELD_CHUNKS · 256 weights are requested before the norm, so that the two memory
+    // waits overlap (qkv: 10.4 → 9.8 µs on the H100); the rest, if any, is read in the loop. (The MoE kernels
+    // lost more occupancy than they gained when they held their rows this way: 20 → 31 µs.)
+    Raw8<T> held[LINEAR_HELD_CHUNKS];
+#pragma unroll
+    for (int t = 0; t < LINEAR_HELD_CHUNKS; ++t) {
+        const int c = lane * 8 + t * 256;
+        if (r < n && c < k) fetch8(wr + c, held[t]);
+    }
     if (norm_w)
         for (int b = 0; b < rows; ++b)
             normed_row(x, (const T*)nullptr, norm_w, (T*)nullptr, (T*)nullptr, normed + b * k, b, k, eps);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int r = blockIdx.x * (blockDim.x / 32) + warp;
     if (r >= n) return;
-    const T* wr = w + (size_t)r * k;
+    const float* normed_x = norm_w ? normed : nullptr;
     float acc[LINEAR_MAX_ROWS] = {0};
+#pragma unroll
+    for (int t = 0; t < LINEAR_HELD_CHUNKS; ++t) {
+        const int c = lane * 8 + t * 256;
+        if (c >= k) break;
+        float vw[8];
+        unpack8(held[t], vw);
+        add_row_products(x, normed_x, rows, k, c, vw, acc);
+    }
 #pragma unroll 4
-    for (int c = lane * 8; c < k; c += 256) {
+    for (int c = lane * 8 + LINEAR_HELD_CHUNKS * 256; c < k; c += 256) {
         float vw[8];
         load8(wr + c, vw);
-#pragma unroll
-        for (int b = 0; b < LINEAR_MAX_ROWS; ++b) {
-            if (b >= rows) break;
-            float xv[8];
-            if (norm_w) load8(normed + b * k + c, xv);
-            else load8(x + (size_t)b * k + c, xv);
-#pragma unroll
-            for (int q = 0; q < 8; ++q) acc[b] += vw[q] * xv[q];
-        }
+        add_row_products(x, normed_x, rows, k, c, vw, acc);
     }
 #pragma unroll
     for (int b = 0; b < LINEAR_MAX_ROWS; ++b) {
