@@ -1,5 +1,5 @@
-//! The decode kernels as tensor functions: each takes contiguous CUDA tensors, allocates its output and
-//! launches on the device's stream.
+//! The decode step's kernels as tensor functions, and the compiled module they share (the MoE layer's are in
+//! experts.rs): each takes contiguous CUDA tensors, allocates its output and launches on the device's stream.
 
 use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
@@ -23,9 +23,6 @@ const ATTENTION_SPLITS: u32 = 64;
 const ATTENTION_WARPS_FEW_ROWS: u32 = 16;
 const ATTENTION_WARPS_MANY_ROWS: u32 = 4;
 const ATTENTION_MANY_ROWS: usize = 64;
-/// Rows up to which the shared experts run inside the routed-expert kernels: past them, the shared column
-/// (every row through a 2·I-wide expert) is the slowest of the launch (measured on the H100 at 8 rows).
-const FUSED_SHARED_MAX_ROWS: usize = 4;
 /// Most (sequence, head) pairs one decode attention takes.
 const MAX_ATTENTION_HEAD_ROWS: usize = 16384;
 /// Largest head dim, top-k and expert count the kernels hold on chip (decode.cu's ATTN_MAX_HEAD_DIM,
@@ -34,80 +31,47 @@ const MAX_HEAD_DIM: usize = 256;
 const MAX_TOP_K: usize = 16;
 const MAX_EXPERTS: usize = 1024;
 /// Tokens one MoE launch may route: each expert takes each token at most once (decode.cu's MOE_PREFILL_SLOTS).
-const MAX_MOE_TOKENS: usize = 8192;
+pub(super) const MAX_MOE_TOKENS: usize = 8192;
 /// Slots up to which a MoE block serves one slot's expert rather than one expert (MOE_DECODE_SLOTS).
-const MAX_SLOTS_BY_SLOT: usize = 256;
+pub(super) const MAX_SLOTS_BY_SLOT: usize = 256;
 /// Warps a block in the MoE and router kernels: one output row (one expert) each (ROUTE_WARPS).
-const MOE_WARPS: u32 = 8;
-/// Threads of the element-per-thread kernels.
-const ELEMENT_THREADS: u32 = 256;
+pub(super) const MOE_WARPS: u32 = 8;
 /// Rows up to which a linear layer or dense SwiGLU runs as a row-per-warp kernel rather than a GEMM: beyond
 /// them cuBLAS reads the weights as fast and the activations faster (measured on the H100; decode.cu's
 /// LINEAR_MAX_ROWS bounds it).
-const ROW_KERNEL_MAX_ROWS: usize = 2;
+pub(super) const ROW_KERNEL_MAX_ROWS: usize = 2;
 /// Blocks sharing one row's greedy pick, and the most rows one pick takes.
 const PICK_BLOCKS: u32 = 128;
 const MAX_PICK_ROWS: usize = 256;
 
-/// A MoE layer's router: gate (E, H) in f32 and how its top k are weighted.
-pub struct Router<'a> {
-    pub gate: &'a Tensor,
-    pub top_k: usize,
-    pub scaling: f64,
-    pub norm_topk: bool,
-}
-
-/// A SwiGLU MLP's weights: gate and up fused as (2I, H), gate rows first, and down (H, I); stacked along a
-/// leading expert dimension for the routed experts.
-#[derive(Clone, Copy)]
-pub struct Mlp<'a> {
-    pub gate_up: &'a Tensor,
-    pub down: &'a Tensor,
-}
-
-/// A residual add and RMSNorm to apply before routing: RMSNorm(x + delta) with `weight`, `eps`.
-pub struct AddNorm<'a> {
-    pub delta: &'a Tensor,
-    pub weight: &'a Tensor,
-    pub eps: f64,
-}
-
-/// The chosen experts (B, k) and their weights; with an [`AddNorm`], also x + delta and its RMSNorm.
-pub struct Routed {
-    pub ids: Tensor,
-    pub weights: Tensor,
-    pub sum: Option<Tensor>,
-    pub normed: Option<Tensor>,
-}
-
 /// The compiled kernels for one device and activation dtype (f32 or bf16).
 pub struct Kernels {
-    dev: CudaDevice,
-    stream: std::sync::Arc<CudaStream>,
-    dtype: DType,
-    embed_rows: CudaFunction,
-    rms_norm: CudaFunction,
-    rope_kv_write: CudaFunction,
-    attention_decode: CudaFunction,
+    pub(super) dev: CudaDevice,
+    pub(super) stream: std::sync::Arc<CudaStream>,
+    pub(super) dtype: DType,
+    pub(super) embed_rows: CudaFunction,
+    pub(super) rms_norm: CudaFunction,
+    pub(super) rope_kv_write: CudaFunction,
+    pub(super) attention_decode: CudaFunction,
     /// Per (row, head), the attention splits done so far (reset by the last).
-    attention_done: CudaSlice<u32>,
-    route_experts: CudaFunction,
+    pub(super) attention_done: CudaSlice<u32>,
+    pub(super) route_experts: CudaFunction,
     /// Per routed row, the router blocks done so far (reset by the last): MAX_MOE_TOKENS zeros.
-    route_done: CudaSlice<u32>,
-    moe_gate_up_by_slot: CudaFunction,
-    moe_down_by_slot: CudaFunction,
-    moe_gate_up_by_expert: CudaFunction,
-    moe_down_by_expert: CudaFunction,
-    moe_combine: CudaFunction,
-    linear_rows: CudaFunction,
-    silu_mul: CudaFunction,
-    greedy_pick: CudaFunction,
+    pub(super) route_done: CudaSlice<u32>,
+    pub(super) moe_gate_up_by_slot: CudaFunction,
+    pub(super) moe_down_by_slot: CudaFunction,
+    pub(super) moe_gate_up_by_expert: CudaFunction,
+    pub(super) moe_down_by_expert: CudaFunction,
+    pub(super) moe_combine: CudaFunction,
+    pub(super) linear_rows: CudaFunction,
+    pub(super) silu_mul: CudaFunction,
+    pub(super) greedy_pick: CudaFunction,
     /// Per row, the greedy-pick blocks done so far (reset by the last).
-    pick_done: CudaSlice<u32>,
+    pub(super) pick_done: CudaSlice<u32>,
     /// Expert 0 for every slot: a dense SwiGLU MLP runs as the only expert of the MoE kernels.
-    only_expert: Tensor,
+    pub(super) only_expert: Tensor,
     /// The prompt's experts on tensor cores.
-    grouped: GroupedExperts,
+    pub(super) grouped: GroupedExperts,
 }
 
 impl Kernels {
@@ -306,254 +270,6 @@ impl Kernels {
         Ok(out)
     }
 
-    /// Router softmax and top-k of each row of `x` (B, H) against `router.gate` (E, H) in f32: the chosen
-    /// experts (B, k) in index order (u32) and their weights (B, k) in f32. With `norm`, the rows routed are
-    /// RMSNorm(x + delta), returned with the sum.
-    pub fn route_experts(
-        &self,
-        x: &Tensor,
-        norm: Option<AddNorm<'_>>,
-        router: &Router<'_>,
-    ) -> Result<Routed> {
-        let (b, h) = x.dims2()?;
-        let e = router.gate.dim(0)?;
-        if b > MAX_MOE_TOKENS {
-            return Err(too_many_tokens(b));
-        }
-        let logits = self.empty((b, e), DType::F32)?;
-        let ids = self.empty((b, router.top_k), DType::U32)?;
-        let weights = self.empty((b, router.top_k), DType::F32)?;
-        let normed = norm
-            .as_ref()
-            .map(|_| self.empty((b, h), self.dtype))
-            .transpose()?;
-        let sum = norm
-            .as_ref()
-            .map(|_| self.empty((b, h), self.dtype))
-            .transpose()?;
-        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
-        let (delta_p, norm_w_p) = (
-            optional(norm.as_ref().map(|n| n.delta))?,
-            optional(norm.as_ref().map(|n| n.weight))?,
-        );
-        let (sum_p, normed_p) = (optional(sum.as_ref())?, optional(normed.as_ref())?);
-        let eps = norm.as_ref().map_or(0.0, |n| n.eps as f32);
-        let (x_p, g_p, l_p, ids_p, w_p) = (
-            address(x)?,
-            address(router.gate)?,
-            address(&logits)?,
-            address(&ids)?,
-            address(&weights)?,
-        );
-        let done_p = self.route_done.device_ptr(&self.stream).0;
-        let (h_i, e_i, k_i) = (h as i32, e as i32, router.top_k as i32);
-        let (scale_f, norm_i) = (router.scaling as f32, i32::from(router.norm_topk));
-        let mut launch = self.stream.launch_builder(&self.route_experts);
-        launch
-            .arg(&x_p)
-            .arg(&delta_p)
-            .arg(&norm_w_p)
-            .arg(&eps)
-            .arg(&sum_p)
-            .arg(&normed_p)
-            .arg(&g_p)
-            .arg(&l_p)
-            .arg(&done_p)
-            .arg(&ids_p)
-            .arg(&w_p)
-            .arg(&h_i)
-            .arg(&e_i)
-            .arg(&k_i)
-            .arg(&scale_f)
-            .arg(&norm_i);
-        let columns = (e as u32).div_ceil(MOE_WARPS);
-        let row_cache = (h * std::mem::size_of::<f32>()) as u32;
-        self.run(
-            launch,
-            grid(b as u32, columns, 1),
-            MOE_WARPS * 32,
-            row_cache,
-        )?;
-        Ok(Routed {
-            ids,
-            weights,
-            sum,
-            normed,
-        })
-    }
-
-    /// The routed experts of every slot (row × chosen expert), reading each chosen expert's rows once, and the
-    /// shared experts on every row when given. Returns y (B·k, H) in f32, already weighted, and the shared
-    /// experts' output (B, H) in f32 (values of the activation dtype).
-    pub fn moe_experts(
-        &self,
-        x: &Tensor,
-        routed: Mlp<'_>,
-        shared: Option<Mlp<'_>>,
-        ids: &Tensor,
-        weights: &Tensor,
-    ) -> Result<(Tensor, Option<Tensor>)> {
-        let b = x.dim(0)?;
-        if b > MAX_MOE_TOKENS {
-            return Err(too_many_tokens(b));
-        }
-        let (y, fused) = if b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT {
-            let fuse_shared = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
-            self.experts_by_slot(x, routed, fuse_shared, ids, weights)?
-        } else if GroupedExperts::supports(
-            self.dtype,
-            x.dim(1)?,
-            routed.down.dim(2)?,
-            routed.gate_up.dim(0)?,
-        ) {
-            let y = self
-                .grouped
-                .forward(x, routed.gate_up, routed.down, ids, weights)?;
-            (y, None)
-        } else {
-            (self.experts_by_expert(x, routed, ids, weights)?, None)
-        };
-        if fused.is_some() {
-            return Ok((y, fused));
-        }
-        let shared = shared
-            .map(|mlp| {
-                let act = self.silu_mul(&x.matmul(&mlp.gate_up.t()?)?)?;
-                Ok::<_, EngineError>(act.matmul(&mlp.down.t()?)?.to_dtype(DType::F32)?)
-            })
-            .transpose()?;
-        Ok((y, shared))
-    }
-
-    /// Few slots (decode): a block column per slot, skipped unless it is its expert's first, and one more
-    /// for the shared experts.
-    fn experts_by_slot(
-        &self,
-        x: &Tensor,
-        routed: Mlp<'_>,
-        shared: Option<Mlp<'_>>,
-        ids: &Tensor,
-        weights: &Tensor,
-    ) -> Result<(Tensor, Option<Tensor>)> {
-        let (b, h) = x.dims2()?;
-        let inter = routed.gate_up.dim(1)? / 2;
-        let top_k = ids.dim(1)?;
-        let slots = b * top_k;
-        let shared_inter = shared
-            .map(|m| m.gate_up.dim(0))
-            .transpose()?
-            .map_or(0, |n| n / 2);
-        let act = self.empty((slots, inter), self.dtype)?;
-        let y = self.empty((slots, h), DType::F32)?;
-        let shared_act = shared
-            .map(|_| self.empty((b, shared_inter), self.dtype))
-            .transpose()?;
-        let shared_y = shared.map(|_| self.empty((b, h), DType::F32)).transpose()?;
-        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
-        let (sgu_p, sd_p) = (
-            optional(shared.map(|m| m.gate_up))?,
-            optional(shared.map(|m| m.down))?,
-        );
-        let (sact_p, sy_p) = (optional(shared_act.as_ref())?, optional(shared_y.as_ref())?);
-        let (x_p, gu_p, d_p, ids_p, w_p) = (
-            address(x)?,
-            address(routed.gate_up)?,
-            address(routed.down)?,
-            address(ids)?,
-            address(weights)?,
-        );
-        let (act_p, y_p) = (address(&act)?, address(&y)?);
-        let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
-        let (si_i, b_i) = (shared_inter as i32, b as i32);
-        let columns = (slots + usize::from(shared.is_some())) as u32;
-        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_slot);
-        first
-            .arg(&x_p)
-            .arg(&gu_p)
-            .arg(&ids_p)
-            .arg(&act_p)
-            .arg(&slots_i)
-            .arg(&k_i)
-            .arg(&h_i)
-            .arg(&i_i)
-            .arg(&sgu_p)
-            .arg(&si_i)
-            .arg(&sact_p)
-            .arg(&b_i);
-        let rows = inter.max(shared_inter) as u32;
-        let blocks = grid(rows.div_ceil(MOE_WARPS), columns, 1);
-        self.run(first, blocks, MOE_WARPS * 32, 0)?;
-        let mut second = self.stream.launch_builder(&self.moe_down_by_slot);
-        second
-            .arg(&act_p)
-            .arg(&d_p)
-            .arg(&ids_p)
-            .arg(&w_p)
-            .arg(&y_p)
-            .arg(&slots_i)
-            .arg(&h_i)
-            .arg(&i_i)
-            .arg(&sact_p)
-            .arg(&sd_p)
-            .arg(&si_i)
-            .arg(&sy_p)
-            .arg(&b_i);
-        let blocks = grid((h as u32).div_ceil(MOE_WARPS), columns, 1);
-        self.run(second, blocks, MOE_WARPS * 32, 0)?;
-        Ok((y, shared_y))
-    }
-
-    /// Many slots (prefill): a block column per expert.
-    fn experts_by_expert(
-        &self,
-        x: &Tensor,
-        routed: Mlp<'_>,
-        ids: &Tensor,
-        weights: &Tensor,
-    ) -> Result<Tensor> {
-        let (b, h) = x.dims2()?;
-        let (e, two_i, _) = routed.gate_up.dims3()?;
-        let inter = two_i / 2;
-        let top_k = ids.dim(1)?;
-        let slots = b * top_k;
-        let act = self.empty((slots, inter), self.dtype)?;
-        let y = self.empty((slots, h), DType::F32)?;
-        let (x_p, gu_p, d_p, ids_p, w_p) = (
-            address(x)?,
-            address(routed.gate_up)?,
-            address(routed.down)?,
-            address(ids)?,
-            address(weights)?,
-        );
-        let (act_p, y_p) = (address(&act)?, address(&y)?);
-        let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
-        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_expert);
-        first
-            .arg(&x_p)
-            .arg(&gu_p)
-            .arg(&ids_p)
-            .arg(&act_p)
-            .arg(&slots_i)
-            .arg(&k_i)
-            .arg(&h_i)
-            .arg(&i_i);
-        let blocks = grid((inter as u32).div_ceil(MOE_WARPS), e as u32, 1);
-        self.run(first, blocks, MOE_WARPS * 32, 0)?;
-        let mut second = self.stream.launch_builder(&self.moe_down_by_expert);
-        second
-            .arg(&act_p)
-            .arg(&d_p)
-            .arg(&ids_p)
-            .arg(&w_p)
-            .arg(&y_p)
-            .arg(&slots_i)
-            .arg(&h_i)
-            .arg(&i_i);
-        let blocks = grid((h as u32).div_ceil(MOE_WARPS), e as u32, 1);
-        self.run(second, blocks, MOE_WARPS * 32, 0)?;
-        Ok(y)
-    }
-
     /// `layer` on `x` (B, K): `linear_rows` for the few rows of a decode step, else the layer's own GEMM.
     pub fn linear(&self, x: &Tensor, layer: &Linear) -> Result<Tensor> {
         self.linear_rows(x, None, layer)
@@ -611,83 +327,6 @@ impl Kernels {
         Ok(out)
     }
 
-    /// The activation T(silu(x·gateᵀ)) · T(x·upᵀ) (B, I) of a dense SwiGLU MLP whose fused `gate_up` (2I, H)
-    /// holds the gate rows then the up rows: for a few rows, the MoE kernel with the MLP as its only expert.
-    pub fn swiglu(&self, x: &Tensor, gate_up: &Tensor) -> Result<Tensor> {
-        let (b, h) = x.dims2()?;
-        let inter = gate_up.dim(0)? / 2;
-        if b > ROW_KERNEL_MAX_ROWS || h % 8 != 0 {
-            return self.silu_mul(&x.matmul(&gate_up.t()?)?);
-        }
-        let act = self.empty((b, inter), self.dtype)?;
-        let (x_p, gu_p, ids_p, act_p) = (
-            address(x)?,
-            address(gate_up)?,
-            address(&self.only_expert)?,
-            address(&act)?,
-        );
-        let (slots_i, k_i, h_i, i_i) = (b as i32, 1i32, h as i32, inter as i32);
-        let mut launch = self.stream.launch_builder(&self.moe_gate_up_by_slot);
-        launch
-            .arg(&x_p)
-            .arg(&gu_p)
-            .arg(&ids_p)
-            .arg(&act_p)
-            .arg(&slots_i)
-            .arg(&k_i)
-            .arg(&h_i)
-            .arg(&i_i)
-            .arg(&0u64)
-            .arg(&0i32)
-            .arg(&0u64)
-            .arg(&0i32);
-        let blocks = (inter as u32).div_ceil(MOE_WARPS);
-        self.run(launch, grid(blocks, b as u32, 1), MOE_WARPS * 32, 0)?;
-        Ok(act)
-    }
-
-    /// Σ of each row's k expert outputs `y` (B·k, H), in expert order, + `shared` (B, H, f32): the MoE's output,
-    /// added to the residual stream `x` when given.
-    pub fn moe_combine(
-        &self,
-        y: &Tensor,
-        shared: Option<&Tensor>,
-        x: Option<&Tensor>,
-        top_k: usize,
-    ) -> Result<Tensor> {
-        let (slots, h) = y.dims2()?;
-        let b = slots / top_k;
-        let out = self.empty((b, h), self.dtype)?;
-        let (y_p, out_p) = (address(y)?, address(&out)?);
-        let x_p = x.map(address).transpose()?.unwrap_or(0);
-        let shared_p = shared.map(address).transpose()?.unwrap_or(0);
-        let (k_i, h_i) = (top_k as i32, h as i32);
-        let mut launch = self.stream.launch_builder(&self.moe_combine);
-        launch
-            .arg(&y_p)
-            .arg(&shared_p)
-            .arg(&x_p)
-            .arg(&out_p)
-            .arg(&k_i)
-            .arg(&h_i);
-        let columns = (h as u32).div_ceil(ELEMENT_THREADS);
-        self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;
-        Ok(out)
-    }
-
-    /// silu(gate) · up of a fused projection (B, 2I) → (B, I).
-    pub fn silu_mul(&self, gate_up: &Tensor) -> Result<Tensor> {
-        let (b, two_i) = gate_up.dims2()?;
-        let inter = two_i / 2;
-        let out = self.empty((b, inter), self.dtype)?;
-        let (gu_p, out_p, i_i) = (address(gate_up)?, address(&out)?, inter as i32);
-        let mut launch = self.stream.launch_builder(&self.silu_mul);
-        launch.arg(&gu_p).arg(&out_p).arg(&i_i);
-        let columns = (inter as u32).div_ceil(ELEMENT_THREADS);
-        self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;
-        Ok(out)
-    }
-
     /// The greedy token of each row of `logits` (B, V) skipping the row's banned ids, written to
     /// the step's picks (u32::MAX where nothing is left).
     pub fn greedy_pick(&self, logits: &Tensor, inputs: &InputAddresses) -> Result<()> {
@@ -716,7 +355,7 @@ impl Kernels {
         self.run(launch, grid(b as u32, PICK_BLOCKS, 1), 256, 0)
     }
 
-    fn run(
+    pub(super) fn run(
         &self,
         mut launch: candle_core::cuda_backend::cudarc::driver::LaunchArgs<'_>,
         grid_dim: (u32, u32, u32),
@@ -735,7 +374,7 @@ impl Kernels {
             .map_err(|e| EngineError::Cuda(e.to_string()))
     }
 
-    fn empty(&self, shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
+    pub(super) fn empty(&self, shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {
         empty(&self.dev, shape, dtype)
     }
 }
@@ -748,12 +387,6 @@ fn dtype_suffix(dtype: DType) -> Option<&'static str> {
     }
 }
 
-fn too_many_tokens(tokens: usize) -> EngineError {
-    EngineError::Input(format!(
-        "{tokens} tokens through the MoE at once; the kernels take at most {MAX_MOE_TOKENS}"
-    ))
-}
-
-fn grid(x: u32, y: u32, z: u32) -> (u32, u32, u32) {
+pub(super) fn grid(x: u32, y: u32, z: u32) -> (u32, u32, u32) {
     (x, y, z)
 }

@@ -7,6 +7,7 @@
 //! compiles them to PTX (feature `cuda`).
 
 mod buffers;
+mod experts;
 mod flash;
 mod grouped_experts;
 mod launch;
@@ -14,8 +15,9 @@ mod rows;
 mod step_inputs;
 mod vision;
 
+pub use experts::{AddNorm, Mlp, Routed, Router};
 pub use flash::{flash_attention, RelPosBias, Visibility};
-pub use launch::{AddNorm, Kernels, Mlp, Routed, Router};
+pub use launch::Kernels;
 pub use rows::{rms_norm, silu_mul};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};
 pub use vision::{linear_epilogue, rel_pos_terms, window_split, Epilogue, WindowGrid};

@@ -1,0 +1,383 @@
+//! The MoE layer's kernels as tensor functions: the router, the experts (by slot for a decode step, by expert
+//! or as grouped GEMMs for a prompt), the dense SwiGLU MLP through the same kernels, and the combine with the
+//! residual.
+
+use candle_core::cuda_backend::cudarc::driver::{DevicePtr, PushKernelArg};
+use candle_core::{DType, Tensor};
+
+use super::buffers::address;
+use super::grouped_experts::GroupedExperts;
+use super::launch::{
+    grid, Kernels, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS, ROW_KERNEL_MAX_ROWS,
+};
+use crate::error::{EngineError, Result};
+
+/// Rows up to which the shared experts run inside the routed-expert kernels: past them, the shared column
+/// (every row through a 2·I-wide expert) is the slowest of the launch (measured on the H100 at 8 rows).
+const FUSED_SHARED_MAX_ROWS: usize = 4;
+/// Threads of the element-per-thread kernels.
+const ELEMENT_THREADS: u32 = 256;
+
+/// A MoE layer's router: gate (E, H) in f32 and how its top k are weighted.
+pub struct Router<'a> {
+    pub gate: &'a Tensor,
+    pub top_k: usize,
+    pub scaling: f64,
+    pub norm_topk: bool,
+}
+
+/// A SwiGLU MLP's weights: gate and up fused as (2I, H), gate rows first, and down (H, I); stacked along a
+/// leading expert dimension for the routed experts.
+#[derive(Clone, Copy)]
+pub struct Mlp<'a> {
+    pub gate_up: &'a Tensor,
+    pub down: &'a Tensor,
+}
+
+/// A residual add and RMSNorm to apply before routing: RMSNorm(x + delta) with `weight`, `eps`.
+pub struct AddNorm<'a> {
+    pub delta: &'a Tensor,
+    pub weight: &'a Tensor,
+    pub eps: f64,
+}
+
+/// The chosen experts (B, k) and their weights; with an [`AddNorm`], also x + delta and its RMSNorm.
+pub struct Routed {
+    pub ids: Tensor,
+    pub weights: Tensor,
+    pub sum: Option<Tensor>,
+    pub normed: Option<Tensor>,
+}
+
+impl Kernels {
+    /// Router softmax and top-k of each row of `x` (B, H) against `router.gate` (E, H) in f32: the chosen
+    /// experts (B, k) in index order (u32) and their weights (B, k) in f32. With `norm`, the rows routed are
+    /// RMSNorm(x + delta), returned with the sum.
+    pub fn route_experts(
+        &self,
+        x: &Tensor,
+        norm: Option<AddNorm<'_>>,
+        router: &Router<'_>,
+    ) -> Result<Routed> {
+        let (b, h) = x.dims2()?;
+        let e = router.gate.dim(0)?;
+        if b > MAX_MOE_TOKENS {
+            return Err(too_many_tokens(b));
+        }
+        let logits = self.empty((b, e), DType::F32)?;
+        let ids = self.empty((b, router.top_k), DType::U32)?;
+        let weights = self.empty((b, router.top_k), DType::F32)?;
+        let normed = norm
+            .as_ref()
+            .map(|_| self.empty((b, h), self.dtype))
+            .transpose()?;
+        let sum = norm
+            .as_ref()
+            .map(|_| self.empty((b, h), self.dtype))
+            .transpose()?;
+        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
+        let (delta_p, norm_w_p) = (
+            optional(norm.as_ref().map(|n| n.delta))?,
+            optional(norm.as_ref().map(|n| n.weight))?,
+        );
+        let (sum_p, normed_p) = (optional(sum.as_ref())?, optional(normed.as_ref())?);
+        let eps = norm.as_ref().map_or(0.0, |n| n.eps as f32);
+        let (x_p, g_p, l_p, ids_p, w_p) = (
+            address(x)?,
+            address(router.gate)?,
+            address(&logits)?,
+            address(&ids)?,
+            address(&weights)?,
+        );
+        let done_p = self.route_done.device_ptr(&self.stream).0;
+        let (h_i, e_i, k_i) = (h as i32, e as i32, router.top_k as i32);
+        let (scale_f, norm_i) = (router.scaling as f32, i32::from(router.norm_topk));
+        let mut launch = self.stream.launch_builder(&self.route_experts);
+        launch
+            .arg(&x_p)
+            .arg(&delta_p)
+            .arg(&norm_w_p)
+            .arg(&eps)
+            .arg(&sum_p)
+            .arg(&normed_p)
+            .arg(&g_p)
+            .arg(&l_p)
+            .arg(&done_p)
+            .arg(&ids_p)
+            .arg(&w_p)
+            .arg(&h_i)
+            .arg(&e_i)
+            .arg(&k_i)
+            .arg(&scale_f)
+            .arg(&norm_i);
+        let columns = (e as u32).div_ceil(MOE_WARPS);
+        let row_cache = (h * std::mem::size_of::<f32>()) as u32;
+        self.run(
+            launch,
+            grid(b as u32, columns, 1),
+            MOE_WARPS * 32,
+            row_cache,
+        )?;
+        Ok(Routed {
+            ids,
+            weights,
+            sum,
+            normed,
+        })
+    }
+
+    /// The routed experts of every slot (row × chosen expert), reading each chosen expert's rows once, and the
+    /// shared experts on every row when given. Returns y (B·k, H) in f32, already weighted, and the shared
+    /// experts' output (B, H) in f32 (values of the activation dtype).
+    pub fn moe_experts(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        shared: Option<Mlp<'_>>,
+        ids: &Tensor,
+        weights: &Tensor,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let b = x.dim(0)?;
+        if b > MAX_MOE_TOKENS {
+            return Err(too_many_tokens(b));
+        }
+        let (y, fused) = if b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT {
+            let fuse_shared = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
+            self.experts_by_slot(x, routed, fuse_shared, ids, weights)?
+        } else if GroupedExperts::supports(
+            self.dtype,
+            x.dim(1)?,
+            routed.down.dim(2)?,
+            routed.gate_up.dim(0)?,
+        ) {
+            let y = self
+                .grouped
+                .forward(x, routed.gate_up, routed.down, ids, weights)?;
+            (y, None)
+        } else {
+            (self.experts_by_expert(x, routed, ids, weights)?, None)
+        };
+        if fused.is_some() {
+            return Ok((y, fused));
+        }
+        let shared = shared
+            .map(|mlp| {
+                let act = self.silu_mul(&x.matmul(&mlp.gate_up.t()?)?)?;
+                Ok::<_, EngineError>(act.matmul(&mlp.down.t()?)?.to_dtype(DType::F32)?)
+            })
+            .transpose()?;
+        Ok((y, shared))
+    }
+
+    /// Few slots (decode): a block column per slot, skipped unless it is its expert's first, and one more
+    /// for the shared experts.
+    fn experts_by_slot(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        shared: Option<Mlp<'_>>,
+        ids: &Tensor,
+        weights: &Tensor,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let (b, h) = x.dims2()?;
+        let inter = routed.gate_up.dim(1)? / 2;
+        let top_k = ids.dim(1)?;
+        let slots = b * top_k;
+        let shared_inter = shared
+            .map(|m| m.gate_up.dim(0))
+            .transpose()?
+            .map_or(0, |n| n / 2);
+        let act = self.empty((slots, inter), self.dtype)?;
+        let y = self.empty((slots, h), DType::F32)?;
+        let shared_act = shared
+            .map(|_| self.empty((b, shared_inter), self.dtype))
+            .transpose()?;
+        let shared_y = shared.map(|_| self.empty((b, h), DType::F32)).transpose()?;
+        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
+        let (sgu_p, sd_p) = (
+            optional(shared.map(|m| m.gate_up))?,
+            optional(shared.map(|m| m.down))?,
+        );
+        let (sact_p, sy_p) = (optional(shared_act.as_ref())?, optional(shared_y.as_ref())?);
+        let (x_p, gu_p, d_p, ids_p, w_p) = (
+            address(x)?,
+            address(routed.gate_up)?,
+            address(routed.down)?,
+            address(ids)?,
+            address(weights)?,
+        );
+        let (act_p, y_p) = (address(&act)?, address(&y)?);
+        let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
+        let (si_i, b_i) = (shared_inter as i32, b as i32);
+        let columns = (slots + usize::from(shared.is_some())) as u32;
+        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_slot);
+        first
+            .arg(&x_p)
+            .arg(&gu_p)
+            .arg(&ids_p)
+            .arg(&act_p)
+            .arg(&slots_i)
+            .arg(&k_i)
+            .arg(&h_i)
+            .arg(&i_i)
+            .arg(&sgu_p)
+            .arg(&si_i)
+            .arg(&sact_p)
+            .arg(&b_i);
+        let rows = inter.max(shared_inter) as u32;
+        let blocks = grid(rows.div_ceil(MOE_WARPS), columns, 1);
+        self.run(first, blocks, MOE_WARPS * 32, 0)?;
+        let mut second = self.stream.launch_builder(&self.moe_down_by_slot);
+        second
+            .arg(&act_p)
+            .arg(&d_p)
+            .arg(&ids_p)
+            .arg(&w_p)
+            .arg(&y_p)
+            .arg(&slots_i)
+            .arg(&h_i)
+            .arg(&i_i)
+            .arg(&sact_p)
+            .arg(&sd_p)
+            .arg(&si_i)
+            .arg(&sy_p)
+            .arg(&b_i);
+        let blocks = grid((h as u32).div_ceil(MOE_WARPS), columns, 1);
+        self.run(second, blocks, MOE_WARPS * 32, 0)?;
+        Ok((y, shared_y))
+    }
+
+    /// Many slots (prefill): a block column per expert.
+    fn experts_by_expert(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        ids: &Tensor,
+        weights: &Tensor,
+    ) -> Result<Tensor> {
+        let (b, h) = x.dims2()?;
+        let (e, two_i, _) = routed.gate_up.dims3()?;
+        let inter = two_i / 2;
+        let top_k = ids.dim(1)?;
+        let slots = b * top_k;
+        let act = self.empty((slots, inter), self.dtype)?;
+        let y = self.empty((slots, h), DType::F32)?;
+        let (x_p, gu_p, d_p, ids_p, w_p) = (
+            address(x)?,
+            address(routed.gate_up)?,
+            address(routed.down)?,
+            address(ids)?,
+            address(weights)?,
+        );
+        let (act_p, y_p) = (address(&act)?, address(&y)?);
+        let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
+        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_expert);
+        first
+            .arg(&x_p)
+            .arg(&gu_p)
+            .arg(&ids_p)
+            .arg(&act_p)
+            .arg(&slots_i)
+            .arg(&k_i)
+            .arg(&h_i)
+            .arg(&i_i);
+        let blocks = grid((inter as u32).div_ceil(MOE_WARPS), e as u32, 1);
+        self.run(first, blocks, MOE_WARPS * 32, 0)?;
+        let mut second = self.stream.launch_builder(&self.moe_down_by_expert);
+        second
+            .arg(&act_p)
+            .arg(&d_p)
+            .arg(&ids_p)
+            .arg(&w_p)
+            .arg(&y_p)
+            .arg(&slots_i)
+            .arg(&h_i)
+            .arg(&i_i);
+        let blocks = grid((h as u32).div_ceil(MOE_WARPS), e as u32, 1);
+        self.run(second, blocks, MOE_WARPS * 32, 0)?;
+        Ok(y)
+    }
+
+    /// The activation T(silu(x·gateᵀ)) · T(x·upᵀ) (B, I) of a dense SwiGLU MLP whose fused `gate_up` (2I, H)
+    /// holds the gate rows then the up rows: for a few rows, the MoE kernel with the MLP as its only expert.
+    pub fn swiglu(&self, x: &Tensor, gate_up: &Tensor) -> Result<Tensor> {
+        let (b, h) = x.dims2()?;
+        let inter = gate_up.dim(0)? / 2;
+        if b > ROW_KERNEL_MAX_ROWS || h % 8 != 0 {
+            return self.silu_mul(&x.matmul(&gate_up.t()?)?);
+        }
+        let act = self.empty((b, inter), self.dtype)?;
+        let (x_p, gu_p, ids_p, act_p) = (
+            address(x)?,
+            address(gate_up)?,
+            address(&self.only_expert)?,
+            address(&act)?,
+        );
+        let (slots_i, k_i, h_i, i_i) = (b as i32, 1i32, h as i32, inter as i32);
+        let mut launch = self.stream.launch_builder(&self.moe_gate_up_by_slot);
+        launch
+            .arg(&x_p)
+            .arg(&gu_p)
+            .arg(&ids_p)
+            .arg(&act_p)
+            .arg(&slots_i)
+            .arg(&k_i)
+            .arg(&h_i)
+            .arg(&i_i)
+            .arg(&0u64)
+            .arg(&0i32)
+            .arg(&0u64)
+            .arg(&0i32);
+        let blocks = (inter as u32).div_ceil(MOE_WARPS);
+        self.run(launch, grid(blocks, b as u32, 1), MOE_WARPS * 32, 0)?;
+        Ok(act)
+    }
+
+    /// Σ of each row's k expert outputs `y` (B·k, H), in expert order, + `shared` (B, H, f32): the MoE's output,
+    /// added to the residual stream `x` when given.
+    pub fn moe_combine(
+        &self,
+        y: &Tensor,
+        shared: Option<&Tensor>,
+        x: Option<&Tensor>,
+        top_k: usize,
+    ) -> Result<Tensor> {
+        let (slots, h) = y.dims2()?;
+        let b = slots / top_k;
+        let out = self.empty((b, h), self.dtype)?;
+        let (y_p, out_p) = (address(y)?, address(&out)?);
+        let x_p = x.map(address).transpose()?.unwrap_or(0);
+        let shared_p = shared.map(address).transpose()?.unwrap_or(0);
+        let (k_i, h_i) = (top_k as i32, h as i32);
+        let mut launch = self.stream.launch_builder(&self.moe_combine);
+        launch
+            .arg(&y_p)
+            .arg(&shared_p)
+            .arg(&x_p)
+            .arg(&out_p)
+            .arg(&k_i)
+            .arg(&h_i);
+        let columns = (h as u32).div_ceil(ELEMENT_THREADS);
+        self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;
+        Ok(out)
+    }
+
+    /// silu(gate) · up of a fused projection (B, 2I) → (B, I).
+    pub fn silu_mul(&self, gate_up: &Tensor) -> Result<Tensor> {
+        let (b, two_i) = gate_up.dims2()?;
+        let inter = two_i / 2;
+        let out = self.empty((b, inter), self.dtype)?;
+        let (gu_p, out_p, i_i) = (address(gate_up)?, address(&out)?, inter as i32);
+        let mut launch = self.stream.launch_builder(&self.silu_mul);
+        launch.arg(&gu_p).arg(&out_p).arg(&i_i);
+        let columns = (inter as u32).div_ceil(ELEMENT_THREADS);
+        self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;
+        Ok(out)
+    }
+}
+
+fn too_many_tokens(tokens: usize) -> EngineError {
+    EngineError::Input(format!(
+        "{tokens} tokens through the MoE at once; the kernels take at most {MAX_MOE_TOKENS}"
+    ))
+}
