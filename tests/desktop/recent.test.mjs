@@ -56,7 +56,10 @@ test("a document read before is under Recent after a restart, and opens from it 
         .includes("Trace-based Just-in-Time Type Specialization for Dynamic Languages");`,
     );
     assert.ok(page1);
-    const progress = await again.run(`return document.getElementById("status-progress").textContent;`);
+    const progress = await again.waitFor(
+      "every page counted as read from the cache",
+      `const t = document.getElementById("status-progress").textContent; return t.startsWith("${pages} of") ? t : null;`,
+    );
     assert.match(progress, new RegExp(`^${pages} of ${pages} pages read.*${pages} from cache`));
     assert.equal(await again.run(`return document.querySelector(".recent").open;`), false, "Recent folds away for the pages");
     assert.ok((await again.run(statuses)).every((s) => s === "fromCache"));

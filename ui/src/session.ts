@@ -4,7 +4,7 @@ import { figureImageUrl, readDocument, renderMarkdown, stopReading, type Documen
 import { pageSource } from "./clipboard";
 import type { PageEvent } from "./events";
 import { BlockIndex, type BlockRef } from "./linking/block-index";
-import { figureElement, pageWidthForFigure } from "./markdown/figure";
+import { figureAspect, figureElement, pageWidthForFigure } from "./markdown/figure";
 import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
 import { decoratePage, setRetryLabel } from "./page-controls";
 import type { MarkdownView } from "./markdown/view-controls";
@@ -55,7 +55,9 @@ export class DocumentSession implements SearchTarget {
       decoratePage,
       figure: (page, boxes) => {
         const pageWidth = pageWidthForFigure(boxes, FIGURE_WIDTH_PX * window.devicePixelRatio);
-        return figureElement(figureImageUrl(doc.id, page, pageWidth, boxes), page);
+        const size = doc.pages[page];
+        const aspect = size ? figureAspect(boxes, { width: size.width_pt, height: size.height_pt }) : 1;
+        return figureElement(figureImageUrl(doc.id, page, pageWidth, boxes), page, aspect);
       },
     });
     this.markdown.setSource(view.source);

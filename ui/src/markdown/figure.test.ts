@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { blocksOf, STATS } from "../../test/events";
 import { fixtureText } from "../../test/fixtures";
 import type { BoxNorm } from "../events";
-import { pageWidthForFigure, unionBox } from "./figure";
+import { figureAspect, pageWidthForFigure, unionBox } from "./figure";
 import { StreamingRenderer } from "./streaming-renderer";
 
 const box = (x1: number, y1: number, x2: number, y2: number): BoxNorm => ({ x1, y1, x2, y2 });
@@ -22,6 +22,16 @@ describe("figure geometry", () => {
     // A sliver would ask for an enormous page: the protocol's 4000 px cap.
     expect(pageWidthForFigure([box(500, 0, 510, 999)], 640)).toBe(4000);
     expect(pageWidthForFigure([box(500, 0, 500, 999)], 640)).toBe(4000);
+  });
+});
+
+describe("figure shape", () => {
+  it("is the box's share of the page's width over its share of the height", () => {
+    // A4 in points; the box covers half the width and a quarter of the height: 0.5·595 / (0.25·842).
+    expect(figureAspect([box(0, 0, 500, 250)], { width: 595, height: 842 })).toBeCloseTo((500 * 595) / (250 * 842), 12);
+    // The whole page is the page's shape; a block without boxes is the whole page.
+    expect(figureAspect([box(0, 0, 999, 999)], { width: 595, height: 842 })).toBeCloseTo(595 / 842, 12);
+    expect(figureAspect([], { width: 612, height: 792 })).toBeCloseTo(612 / 792, 12);
   });
 });
 

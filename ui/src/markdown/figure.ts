@@ -29,11 +29,21 @@ export function pageWidthForFigure(boxes: readonly BoxNorm[], figurePx: number):
   return Math.min(MAX_PAGE_WIDTH_PX, Math.ceil(figurePx / share));
 }
 
-/** The figure element: an image of the crop, named for where it comes from. */
-export function figureElement(url: string, page: number): HTMLElement {
+/** Width over height of the crop under `boxes` on a page of `pageSize` (any unit). */
+export function figureAspect(boxes: readonly BoxNorm[], pageSize: { width: number; height: number }): number {
+  const union = unionBox(boxes) ?? { x1: 0, y1: 0, x2: COORD_MAX, y2: COORD_MAX };
+  const width = Math.max(1, union.x2 - union.x1) * pageSize.width;
+  const height = Math.max(1, union.y2 - union.y1) * pageSize.height;
+  return width / height;
+}
+
+/** The figure element: an image of the crop, named for where it comes from, holding its place
+ * before it loads so the pane does not jump when it does. */
+export function figureElement(url: string, page: number, aspect: number): HTMLElement {
   const figure = document.createElement("figure");
   figure.className = "page-figure";
   const image = document.createElement("img");
+  image.style.aspectRatio = String(aspect);
   image.alt = `Figure from page ${page + 1}`;
   image.decoding = "async";
   // Pages render one at a time: figures far down the pane wait until they are scrolled to.
