@@ -19,7 +19,9 @@ use tauri::ipc::Channel;
 
 /// Pages the model reads at once.
 const PAGES_IN_FLIGHT: usize = 4;
-/// Recorded output plays at about 1,000 tokens a second: a fast GPU's pace for one page.
+/// Recorded output plays at about 1,000 tokens a second, a fast GPU's pace for one page, unless
+/// `DEEPREAD_REPLAY_PAUSE_MS` sets the pause per token (a slower demo, a test that watches a page
+/// being read).
 const REPLAY_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
 pub struct Readings {
@@ -225,7 +227,7 @@ impl Readings {
     pub fn engine_status(&self) -> EngineStatus {
         if let Some(replay) = replay_dir() {
             return EngineStatus {
-                recognizer: ReplayRecognizer::new(&replay, REPLAY_PAUSE)
+                recognizer: ReplayRecognizer::new(&replay, replay_pause())
                     .name()
                     .to_owned(),
                 device: None,
@@ -260,7 +262,7 @@ impl Readings {
         resolution: Resolution,
     ) -> (Arc<dyn Recognizer>, Option<String>) {
         if let Some(dir) = replay_dir() {
-            let replay = ReplayRecognizer::new(&dir, REPLAY_PAUSE);
+            let replay = ReplayRecognizer::new(&dir, replay_pause());
             return (Arc::new(replay), None);
         }
         match self.model() {
@@ -286,6 +288,13 @@ impl Readings {
 
 fn replay_dir() -> Option<PathBuf> {
     std::env::var_os("DEEPREAD_REPLAY").map(PathBuf::from)
+}
+
+fn replay_pause() -> std::time::Duration {
+    std::env::var("DEEPREAD_REPLAY_PAUSE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(REPLAY_PAUSE, std::time::Duration::from_millis)
 }
 
 fn text_layer_notice(why: &str) -> String {

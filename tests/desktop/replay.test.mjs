@@ -2,34 +2,17 @@
 // event path; and hostile model output, which must stay text.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { decodePng } from "./png.mjs";
-import { fixtures, openApp, popplerPageCount, popplerPageSize, repoRoot, startDriver } from "./session.mjs";
+import { capturedOutput, manual, recordManual } from "./manual.mjs";
+import { openApp, popplerPageCount, popplerPageSize, repoRoot, startDriver } from "./session.mjs";
 
-const manual = path.join(fixtures, "grounding/with_source/xiongpu1_agent/vastera_manual");
 const replayDir = mkdtempSync(path.join(tmpdir(), "deepread-replay-"));
 const exportDir = path.join(replayDir, "export");
 const source = path.join(manual, "source.pdf");
-
-/** The model's text inside a reference `infer` stdout capture: between the header and the stats. */
-function capturedOutput(file) {
-  const capture = readFileSync(file, "utf8");
-  const header = "=====================\n";
-  const start = capture.indexOf(header, capture.indexOf(header) + header.length) + header.length;
-  const end = capture.indexOf("==================================================\nimage size");
-  return capture.slice(start, end);
-}
-
-function recordManual(dir) {
-  mkdirSync(dir, { recursive: true });
-  for (let page = 1; page <= 25; page++) {
-    const name = `page${String(page).padStart(3, "0")}`;
-    writeFileSync(path.join(dir, `${name}.md`), capturedOutput(path.join(manual, `${name}.stdout.md`)));
-  }
-}
 
 /** The blocks a capture announces, in order: `{ label, boxes }` from its grounding tags. */
 function capturedBlocks(capture) {

@@ -155,3 +155,26 @@ test("a corrupt PDF opens no page and says what is wrong", async () => {
     await app.close();
   }
 });
+
+test("a corrupt PDF opened after a good one says what is wrong, and what was read stays", async () => {
+  const good = path.join(fixtures, "pdfs/born_digital_papers_math_tables/pdfjs__tracemonkey.pdf");
+  const corrupt = path.join(fixtures, "pdfs/malformed/pdfjs__bug1020226_truncated.pdf");
+  const app = await openApp(driver, [good, corrupt]);
+  try {
+    const message = await app.waitFor(
+      "the error message",
+      `const box = document.querySelector(".message.error"); return box ? box.textContent : "";`,
+    );
+    assert.match(message, /pdfjs__bug1020226_truncated\.pdf/);
+    assert.match(message, /damaged/);
+    const kept = await app.waitFor(
+      "the paper's Markdown, still there",
+      `return document.querySelector('#markdown-pane [data-page="0"]')?.textContent.includes("Trace-based Just-in-Time");`,
+    );
+    assert.ok(kept);
+    assert.equal(await app.run(`return document.getElementById("document-title").textContent;`), "pdfjs__tracemonkey.pdf");
+    writeFileSync(path.join(repoRoot, "docs/screenshots/error-corrupt-pdf.png"), await app.screenshot());
+  } finally {
+    await app.close();
+  }
+});
