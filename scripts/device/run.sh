@@ -7,6 +7,7 @@
 #   bench      deepread bench, 1, 8 and 16 pages of 128 tokens
 #   long       16 pages of 3,000 and 4,131 tokens in all (prompt + generated), for the memory figure
 #   reference  deepread bench --reference-path
+#   random     deepread bench on random weights drawn in the engine (no checkpoint)
 #   oracle     the transformers oracle's bench, with its memory peaks
 #   profile    per-kernel times of a decode (ncu)
 set -uo pipefail
@@ -30,6 +31,7 @@ for step in "$@"; do
     bench) bench --pages 1,8,16 --tokens 128 2>&1 | tee "$OUT/bench.txt" ;;
     long) for t in 1869 3000; do bench --pages 16 --tokens $t 2>&1 | tee "$OUT/bench_long_$t.txt"; done ;;
     reference) bench --pages 1,16 --tokens 64 --reference-path 2>&1 | tee "$OUT/bench_reference.txt" ;;
+    random) /tmp/deepread bench --pages 1,16 --tokens 128 2>&1 | tee "$OUT/bench_random.txt" ;;
     oracle) python3 oracle_mem.py 6 1,8,16 129 grouped_mm 2>&1 | tee "$OUT/oracle_bench.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \

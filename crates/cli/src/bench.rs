@@ -1,28 +1,30 @@
 //! `deepread bench`: the engine's speed on synthetic pages — vision + prefill, the decode step at each batch
 //! size, tokens/s, the share of the memory-bandwidth floor, GPU memory. docs/benchmarks.md records the figures.
 //! Inputs follow shared/gpu/hf_reference.py (a global view, `crops` tiles, the layout prompt) so the two compare;
-//! no tokenizer is needed, so random-weight checkpoints work.
+//! no tokenizer is needed. Without `--model` the weights are random, drawn for DeepSeek-OCR-2's own config: the
+//! speed of the real architecture with no checkpoint on disk.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device};
 use clap::Args;
 use deepread_engine::config::{ModelConfig, TextConfig};
 use deepread_engine::vision::TILE_SIZE;
 use deepread_engine::{
-    default_device, DecodePath, Engine, Flow, GenerateEvent, GenerateOptions, NoRepeatNgram,
+    default_device, DecodePath, Engine, Flow, GenerateEvent, GenerateOptions, Model, NoRepeatNgram,
     PageImage, PageInput, PageOutput,
 };
 
 use crate::failure::Failure;
-use deepread_core::recognizer::default_model_dir;
 
 /// "<|grounding|>Convert the document to markdown." after the image run (shared/fixtures/tokenizer).
 const LAYOUT_PROMPT_IDS: [u32; 9] = [201, 128820, 21842, 270, 4940, 304, 2121, 7919, 16];
+/// Seed of the random weights.
+const RANDOM_SEED: u64 = 2026;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Model folder: config.json + safetensors (default: $DEEPREAD_MODEL or models/DeepSeek-OCR-2).
+    /// Model folder: config.json + safetensors (default: random weights of DeepSeek-OCR-2's config).
     #[arg(long)]
     model: Option<PathBuf>,
     /// Batch sizes to time: pages generating together.
@@ -58,20 +60,14 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
             "--tokens must be at least 2 (one decode step) and --pages a list of sizes ≥ 1".into(),
         ));
     }
-    let dir = args.model.clone().unwrap_or_else(default_model_dir);
-    if !dir.join("config.json").is_file() {
-        return Err(Failure::Model(format!(
-            "no model in {} (config.json missing)",
-            dir.display()
-        )));
-    }
     let (device, dtype) = default_device();
     let path = if args.reference_path {
         DecodePath::Reference
     } else {
         DecodePath::Fused
     };
-    let engine = Engine::load(&dir, &device, dtype)
+    let (model, weights) = load_model(args.model.as_deref(), &device, dtype)?;
+    let engine = Engine::new(model)
         .and_then(|e| e.with_decode_path(path))
         .map_err(Failure::model)?;
     let config = engine.model().config();
@@ -89,13 +85,34 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let step_bytes = decode_bytes(&config.text, dtype);
     print_report(
         &args,
-        &dir,
+        &weights,
         (&device, dtype, engine.decode_path()),
         page.prompt_ids.len(),
         step_bytes,
         &rows,
     );
     Ok(())
+}
+
+/// The model of `dir`, or random weights of DeepSeek-OCR-2's config; and how the report names them.
+fn load_model(
+    dir: Option<&Path>,
+    device: &Device,
+    dtype: DType,
+) -> Result<(Model, String), Failure> {
+    let Some(dir) = dir else {
+        let model = Model::random(ModelConfig::deepseek_ocr2(), device, dtype, RANDOM_SEED)
+            .map_err(Failure::model)?;
+        return Ok((model, "random weights of DeepSeek-OCR-2's config".into()));
+    };
+    if !dir.join("config.json").is_file() {
+        return Err(Failure::Model(format!(
+            "no model in {} (config.json missing)",
+            dir.display()
+        )));
+    }
+    let model = Model::load(dir, device, dtype).map_err(Failure::model)?;
+    Ok((model, dir.display().to_string()))
 }
 
 /// A page like hf_reference.py's: BOS, the `<image>` run, the layout prompt; fixed pixels.
@@ -209,7 +226,7 @@ fn device_memory_used(_device: &Device) -> Option<usize> {
 
 fn print_report(
     args: &BenchArgs,
-    dir: &std::path::Path,
+    weights: &str,
     (device, dtype, path): (&Device, DType, DecodePath),
     prompt_tokens: usize,
     step_bytes: f64,
@@ -218,8 +235,7 @@ fn print_report(
     let floor_ms = step_bytes / (args.bandwidth_gbs * 1e9) * 1e3;
     let where_ = if device.is_cuda() { "CUDA" } else { "CPU" };
     println!(
-        "deepread bench: {}, {where_}, {dtype:?}, {path:?} decode path; {} tiles + global view, {prompt_tokens} prompt tokens, {} tokens per page",
-        dir.display(),
+        "deepread bench: {weights}, {where_}, {dtype:?}, {path:?} decode path; {} tiles + global view, {prompt_tokens} prompt tokens, {} tokens per page",
         args.crops,
         args.tokens
     );

@@ -133,6 +133,14 @@ impl ModelConfig {
         Self::from_json(&value)
     }
 
+    /// DeepSeek-OCR-2's own config: `config.json` of the HuggingFace repository deepseek-ai/DeepSeek-OCR-2, as
+    /// copied into shared/fixtures/tokenizer/config.deepseek-ocr-2.json.
+    pub fn deepseek_ocr2() -> Self {
+        let value: Value = serde_json::from_str(include_str!("config/deepseek_ocr2_config.json"))
+            .expect("the bundled config is JSON");
+        Self::from_json(&value).expect("the bundled config is DeepSeek-OCR-2's")
+    }
+
     pub fn from_json(value: &Value) -> Result<Self> {
         let root = value
             .as_object()
@@ -587,6 +595,12 @@ mod tests {
             "rm_head": false, "topk_group": 1, "topk_method": "greedy", "use_mla": false, "v_head_dim": 0,
             "vocab_size": 129280
         })
+    }
+
+    #[test]
+    fn bundled_config_is_the_shipped_one() {
+        let shipped = ModelConfig::from_json(&shipped_official()).unwrap();
+        assert_eq!(ModelConfig::deepseek_ocr2(), shipped);
     }
 
     #[test]

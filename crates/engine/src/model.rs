@@ -69,6 +69,11 @@ impl Model {
         Ok(model)
     }
 
+    /// A model of `config` with seeded random weights (see [`Weights::random`]), for benchmarks.
+    pub fn random(config: ModelConfig, device: &Device, dtype: DType, seed: u64) -> Result<Self> {
+        Self::from_weights(config, &Weights::random(device, dtype, seed)?)
+    }
+
     fn from_weights(config: ModelConfig, w: &Weights) -> Result<Self> {
         let vision = VisionTower::load(w, &config)?;
         let text = TextModel::load(w, &config.text)?;

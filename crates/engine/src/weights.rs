@@ -27,16 +27,26 @@ pub enum WeightLayout {
     Native { prefixed: bool },
 }
 
-/// The tensors of one checkpoint directory.
+/// The tensors of one model: a checkpoint directory's, or seeded random ones.
 pub struct Weights {
+    source: Source,
+    device: Device,
+    dtype: DType,
+    used: RefCell<BTreeSet<String>>,
+}
+
+enum Source {
+    Checkpoint(Checkpoint),
+    /// Random values of whatever shape is asked for (see [`Weights::random`]).
+    Random,
+}
+
+struct Checkpoint {
     dir: PathBuf,
     st: MmapedSafetensors,
     /// Stored name → shape, for shape checks and the unused-tensor report.
     shapes: HashMap<String, Vec<usize>>,
     layout: WeightLayout,
-    device: Device,
-    dtype: DType,
-    used: RefCell<BTreeSet<String>>,
 }
 
 impl Weights {
@@ -69,19 +79,46 @@ impl Weights {
             files = files.len(),
             "opened checkpoint"
         );
-        Ok(Self {
+        let checkpoint = Checkpoint {
             dir: dir.to_path_buf(),
             st,
             shapes,
             layout,
+        };
+        Ok(Self::from_source(
+            Source::Checkpoint(checkpoint),
+            device,
+            dtype,
+        ))
+    }
+
+    /// Seeded random weights for a model of any config, drawn on `device` as each tensor is asked for, by
+    /// full_size_parity.py's rule: norm weights 1 + 0.1·N, other vectors 0.1·N, matrices N/√fan-in (the last
+    /// dim for the stacked experts and the position tables). For benchmarks: the speed of the real
+    /// architecture without its 6.8 GB checkpoint. `seed` seeds a GPU's generator; candle's CPU generator takes
+    /// no seed, so CPU values differ from run to run (speeds do not depend on them).
+    pub fn random(device: &Device, dtype: DType, seed: u64) -> Result<Self> {
+        if !device.is_cpu() {
+            device.set_seed(seed)?;
+        }
+        Ok(Self::from_source(Source::Random, device, dtype))
+    }
+
+    fn from_source(source: Source, device: &Device, dtype: DType) -> Self {
+        Self {
+            source,
             device: device.clone(),
             dtype,
             used: RefCell::new(BTreeSet::new()),
-        })
+        }
     }
 
+    /// The checkpoint's name layout; random weights answer with the internal one.
     pub fn layout(&self) -> WeightLayout {
-        self.layout
+        match &self.source {
+            Source::Checkpoint(c) => c.layout,
+            Source::Random => WeightLayout::Native { prefixed: false },
+        }
     }
     pub fn device(&self) -> &Device {
         &self.device
@@ -98,27 +135,34 @@ impl Weights {
     /// Like [`Weights::get`] but in f32 on the CPU: for tensors that are resampled at load in f32, as the
     /// reference does, before being cast.
     pub fn get_f32_cpu(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
-        let stored = self.stored_name(name);
-        self.load_stored(&stored, shape)?
+        let Source::Checkpoint(c) = &self.source else {
+            return random_tensor(name, shape, &Device::Cpu);
+        };
+        self.load_stored(c, &c.stored_name(name), shape)?
             .to_dtype(DType::F32)
             .map_err(Into::into)
     }
 
     /// The tensor converted to `dtype` (e.g. f32 for the router, which the reference runs in f32).
     pub fn get_as(&self, name: &str, shape: &[usize], dtype: DType) -> Result<Tensor> {
-        if let Some(stacked) = self.stacked_experts(name, shape)? {
+        let Source::Checkpoint(c) = &self.source else {
+            return Ok(random_tensor(name, shape, &self.device)?.to_dtype(dtype)?);
+        };
+        if let Some(stacked) = self.stacked_experts(c, name, shape)? {
             return Ok(stacked.to_dtype(dtype)?.to_device(&self.device)?);
         }
-        let stored = self.stored_name(name);
-        let t = self.load_stored(&stored, shape)?;
+        let t = self.load_stored(c, &c.stored_name(name), shape)?;
         Ok(t.to_dtype(dtype)?.to_device(&self.device)?)
     }
 
     /// After the model took every tensor it needs: any tensor left over means the config and the checkpoint do
     /// not describe the same model.
     pub fn finish(&self) -> Result<()> {
+        let Source::Checkpoint(c) = &self.source else {
+            return Ok(());
+        };
         let used = self.used.borrow();
-        let mut extra: Vec<String> = self
+        let mut extra: Vec<String> = c
             .shapes
             .keys()
             .filter(|k| !used.contains(*k))
@@ -135,13 +179,13 @@ impl Weights {
         })
     }
 
-    fn load_stored(&self, stored: &str, shape: &[usize]) -> Result<Tensor> {
-        let found = self
+    fn load_stored(&self, c: &Checkpoint, stored: &str, shape: &[usize]) -> Result<Tensor> {
+        let found = c
             .shapes
             .get(stored)
             .ok_or_else(|| EngineError::MissingTensor {
                 name: stored.to_string(),
-                dir: self.dir.clone(),
+                dir: c.dir.clone(),
             })?;
         if found.as_slice() != shape {
             return Err(EngineError::TensorShape {
@@ -152,7 +196,7 @@ impl Weights {
         }
         // The safetensors view is converted from its stored dtype (bf16, f16, f32, …) into a CPU tensor; floats
         // only, integer tensors have no place in this model.
-        let t = self.st.load(stored, &Device::Cpu)?;
+        let t = c.st.load(stored, &Device::Cpu)?;
         if !t.dtype().is_float() {
             return Err(EngineError::TensorDtype {
                 name: stored.to_string(),
@@ -163,20 +207,14 @@ impl Weights {
         Ok(t)
     }
 
-    /// Internal name → stored name in this checkpoint's layout.
-    fn stored_name(&self, internal: &str) -> String {
-        match self.layout {
-            WeightLayout::Native { prefixed: true } if internal != "lm_head.weight" => {
-                format!("model.{internal}")
-            }
-            WeightLayout::Native { .. } => internal.to_string(),
-            WeightLayout::Official => official_name(internal),
-        }
-    }
-
     /// The official checkpoint stores each routed expert separately: stack them into the internal layout.
-    fn stacked_experts(&self, name: &str, shape: &[usize]) -> Result<Option<Tensor>> {
-        if self.layout != WeightLayout::Official {
+    fn stacked_experts(
+        &self,
+        c: &Checkpoint,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<Option<Tensor>> {
+        if c.layout != WeightLayout::Official {
             return Ok(None);
         }
         let (base, which) = if let Some(base) = name.strip_suffix("gate_up_proj") {
@@ -198,18 +236,49 @@ impl Weights {
             let t = if which {
                 let half = rows / 2;
                 let gate =
-                    self.load_stored(&format!("{prefix}{e}.gate_proj.weight"), &[half, cols])?;
-                let up = self.load_stored(&format!("{prefix}{e}.up_proj.weight"), &[half, cols])?;
+                    self.load_stored(c, &format!("{prefix}{e}.gate_proj.weight"), &[half, cols])?;
+                let up =
+                    self.load_stored(c, &format!("{prefix}{e}.up_proj.weight"), &[half, cols])?;
                 // The native stacking concatenates gate then up along the output rows.
                 Tensor::cat(&[gate.to_dtype(self.dtype)?, up.to_dtype(self.dtype)?], 0)?
             } else {
-                self.load_stored(&format!("{prefix}{e}.down_proj.weight"), &[rows, cols])?
+                self.load_stored(c, &format!("{prefix}{e}.down_proj.weight"), &[rows, cols])?
                     .to_dtype(self.dtype)?
             };
             experts.push(t);
         }
         Ok(Some(Tensor::stack(&experts, 0)?))
     }
+}
+
+impl Checkpoint {
+    /// Internal name → stored name in this checkpoint's layout.
+    fn stored_name(&self, internal: &str) -> String {
+        match self.layout {
+            WeightLayout::Native { prefixed: true } if internal != "lm_head.weight" => {
+                format!("model.{internal}")
+            }
+            WeightLayout::Native { .. } => internal.to_string(),
+            WeightLayout::Official => official_name(internal),
+        }
+    }
+}
+
+/// A random tensor of `shape` on `device` in f32, scaled by the rule of [`Weights::random`].
+fn random_tensor(name: &str, shape: &[usize], device: &Device) -> Result<Tensor> {
+    let values = Tensor::randn(0f32, 1f32, shape, device)?;
+    let scaled = match shape {
+        [_] if name.contains("norm") => (values * 0.1)? + 1.0,
+        [_] => values * 0.1,
+        [.., last]
+            if shape.len() == 3 || name.contains("pos_embed") || name.contains("rel_pos") =>
+        {
+            values / (*last as f64).sqrt()
+        }
+        [_, rest @ ..] => values / (rest.iter().product::<usize>() as f64).sqrt(),
+        [] => Ok(values),
+    };
+    Ok(scaled?)
 }
 
 /// Internal (native, unprefixed) name → official checkpoint name (spec §2, the inverse of transformers'
