@@ -4,6 +4,7 @@
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod coalesce;
 mod commands;
 mod library;
 mod page_protocol;

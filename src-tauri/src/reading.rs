@@ -17,11 +17,13 @@ use deepread_store::Store;
 use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
 
+use crate::coalesce;
+
 /// Pages the model reads at once.
 const PAGES_IN_FLIGHT: usize = 4;
 /// Recorded output plays at about 1,000 tokens a second, a fast GPU's pace for one page, unless
-/// `DEEPREAD_REPLAY_PAUSE_MS` sets the pause per token (a slower demo, a test that watches a page
-/// being read).
+/// `DEEPREAD_REPLAY_PAUSE_MS` sets the pause per token, fractions allowed (a slower demo, a test that
+/// watches a page being read, one that streams at a GPU's pace).
 const REPLAY_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
 pub struct Readings {
@@ -178,13 +180,20 @@ impl Readings {
         let spawned = std::thread::Builder::new()
             .name("deepread-reading".into())
             .spawn(move || {
+                let (events, merged) = std::sync::mpsc::channel();
+                let window_gone = cancel.clone();
+                std::thread::spawn(move || {
+                    if !coalesce::forward(merged, |event| channel.send(event).is_ok()) {
+                        // The window is gone: nobody is waiting for the rest.
+                        window_gone.cancel();
+                    }
+                });
                 let mut send = |event: PageEvent| {
                     lock(&finished)
                         .entry(id.clone())
                         .or_default()
                         .observe(&event);
-                    if channel.send(event).is_err() {
-                        // The window is gone: nobody is waiting for the rest.
+                    if events.send(event).is_err() {
                         cancel.cancel();
                     }
                 };
@@ -293,8 +302,11 @@ fn replay_dir() -> Option<PathBuf> {
 fn replay_pause() -> std::time::Duration {
     std::env::var("DEEPREAD_REPLAY_PAUSE_MS")
         .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map_or(REPLAY_PAUSE, std::time::Duration::from_millis)
+        .and_then(|ms| ms.parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .map_or(REPLAY_PAUSE, |ms| {
+            std::time::Duration::from_secs_f64(ms / 1e3)
+        })
 }
 
 fn text_layer_notice(why: &str) -> String {
