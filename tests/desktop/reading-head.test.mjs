@@ -2,29 +2,22 @@
 // the block being written is outlined on the page and in the pane, and the status bar counts.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { manual, recordManual } from "./manual.mjs";
-import { openApp, repoRoot, startDriver } from "./session.mjs";
+import { openReplayedManual } from "./manual.mjs";
+import { repoRoot } from "./session.mjs";
 
-const replayDir = mkdtempSync(path.join(tmpdir(), "deepread-head-"));
 /** Page 2 of the manual: a heading, paragraphs, a list and a photograph. */
 const PAGE = 1;
 
-let driver;
+let opened;
 let app;
 before(async () => {
-  recordManual(replayDir);
   // 8 ms a token: page 2's few hundred tokens take seconds, long enough to look at.
-  driver = await startDriver({ DEEPREAD_REPLAY: replayDir, DEEPREAD_REPLAY_PAUSE_MS: "8" });
-  app = await openApp(driver, [path.join(manual, "source.pdf")]);
+  opened = await openReplayedManual(8);
+  app = opened.app;
 });
-after(async () => {
-  await app?.close();
-  driver?.close();
-  rmSync(replayDir, { recursive: true, force: true });
-});
+after(() => opened?.close());
 
 test("while a page is read, its boxes appear block by block and the block being written is outlined", async () => {
   await app.waitFor("page 1 to be read", `return document.querySelector('#markdown-pane [data-page="0"]')?.dataset.status === "done";`);

@@ -97,6 +97,20 @@ async function call(base, method, route, body) {
   return json.value;
 }
 
+// WebDriver's key codes for the modifiers.
+const CTRL = "\uE009";
+const SHIFT = "\uE008";
+
+/** `key` pressed with `modifier` held. */
+function chord(modifier, key) {
+  return [
+    { type: "keyDown", value: modifier },
+    { type: "keyDown", value: key },
+    { type: "keyUp", value: key },
+    { type: "keyUp", value: modifier },
+  ];
+}
+
 /** One app window, launched with `args` (files to open). */
 export async function openApp(driver, args) {
   const value = await call(driver.base, "POST", "/session", {
@@ -104,6 +118,8 @@ export async function openApp(driver, args) {
   });
   const id = value.sessionId;
   const route = (r) => `/session/${id}${r}`;
+  const keyboard = (actions) =>
+    call(driver.base, "POST", route("/actions"), { actions: [{ type: "key", id: "keyboard", actions }] });
   const session = {
     run: (script, ...scriptArgs) =>
       call(driver.base, "POST", route("/execute/sync"), { script, args: scriptArgs }),
@@ -142,52 +158,23 @@ export async function openApp(driver, args) {
           },
         ],
       }),
+    /** A real wheel turn over a viewport point (CSS pixels): `deltaY` < 0 scrolls up. */
+    wheel: (x, y, deltaY) =>
+      call(driver.base, "POST", route("/actions"), {
+        actions: [
+          {
+            type: "wheel",
+            id: "wheel",
+            actions: [{ type: "scroll", origin: "viewport", x: Math.round(x), y: Math.round(y), deltaX: 0, deltaY, duration: 100 }],
+          },
+        ],
+      }),
     /** Presses `key` with Ctrl held, as a person types a shortcut. */
-    pressCtrl: (key) =>
-      call(driver.base, "POST", route("/actions"), {
-        actions: [
-          {
-            type: "key",
-            id: "keyboard",
-            actions: [
-              { type: "keyDown", value: "\uE009" },
-              { type: "keyDown", value: key },
-              { type: "keyUp", value: key },
-              { type: "keyUp", value: "\uE009" },
-            ],
-          },
-        ],
-      }),
+    pressCtrl: (key) => keyboard(chord(CTRL, key)),
     /** Types `text` key by key into whatever has the focus. */
-    type: (text) =>
-      call(driver.base, "POST", route("/actions"), {
-        actions: [
-          {
-            type: "key",
-            id: "keyboard",
-            actions: [...text].flatMap((c) => [
-              { type: "keyDown", value: c },
-              { type: "keyUp", value: c },
-            ]),
-          },
-        ],
-      }),
+    type: (text) => keyboard([...text].flatMap((c) => [{ type: "keyDown", value: c }, { type: "keyUp", value: c }])),
     /** Presses `key` with Shift held (Shift+Enter steps back through search matches). */
-    pressShift: (key) =>
-      call(driver.base, "POST", route("/actions"), {
-        actions: [
-          {
-            type: "key",
-            id: "keyboard",
-            actions: [
-              { type: "keyDown", value: "\uE008" },
-              { type: "keyDown", value: key },
-              { type: "keyUp", value: key },
-              { type: "keyUp", value: "\uE008" },
-            ],
-          },
-        ],
-      }),
+    pressShift: (key) => keyboard(chord(SHIFT, key)),
     screenshot: async () => Buffer.from(await call(driver.base, "GET", route("/screenshot")), "base64"),
     close: () => call(driver.base, "DELETE", route("")),
   };

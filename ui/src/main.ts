@@ -9,6 +9,8 @@ import { MarkdownViewControls } from "./markdown/view-controls";
 import { clickedPageAction } from "./page-controls";
 import { copyText } from "./clipboard";
 import { PageView } from "./page-view";
+import { scrollToWritingEdge, writingEdgeInView } from "./reading/follow";
+import { PaneFollower } from "./reading/pane-follower";
 import { SearchBar } from "./search/search-bar";
 import { DocumentSession } from "./session";
 import { describeProgress } from "./status/progress";
@@ -47,10 +49,22 @@ const topBar = new TopBar(
 );
 
 new PaneControls(element("panes"), element("toggle-library"), element("toggle-markdown"));
-const markdownView = new MarkdownViewControls(element("markdown-toolbar"), (view) => {
+const markdownToolbar = element<HTMLElement>("markdown-toolbar");
+const markdownView = new MarkdownViewControls(markdownToolbar, (view) => {
   markdownContent.classList.toggle("per-page", view.perPage);
   session?.setSource(view.source);
 });
+
+const markdownFollower = new PaneFollower(markdownPane, {
+  inView: writingEdgeInView,
+  scrollTo: scrollToWritingEdge,
+  // Text grows a line at a time: the pane moves with it, as a terminal does, not in animated jumps.
+  smooth: false,
+  what: "the text being written",
+  coveredTop: () => markdownToolbar.offsetHeight,
+});
+// Blocks grow when their text is rendered, after the event that brought it.
+new ResizeObserver(() => markdownFollower.look()).observe(markdownContent);
 
 const searchBar = new SearchBar(element("search-slot"), () => session);
 
@@ -100,7 +114,7 @@ async function openPaths(paths: string[]): Promise<void> {
           currentPage = page;
           library.select(page);
         },
-      }, markdownView.view);
+      }, markdownView.view, markdownFollower);
       title.textContent = doc.title;
       exportButton.disabled = false;
       library.show(doc);

@@ -4,6 +4,8 @@ import { pageImageUrl, type DocumentInfo, type PageSize } from "./api";
 import { describeScale, displayWidth, scaleOf, stepZoom, type Area, type Zoom } from "./layout/zoom";
 import { BoxLayer, type BoxLayerOptions } from "./overlay/box-layer";
 import { Legend } from "./overlay/legend";
+import { boxInView, scrollToBox } from "./reading/follow";
+import { PaneFollower } from "./reading/pane-follower";
 
 /** The pane's padding and the gap under the toolbar (styles.css), taken off the room a page has. */
 const PANE_PADDING_PX = 16;
@@ -12,6 +14,8 @@ const TOOLBAR_GAP_PX = 8;
 export class PageView {
   readonly boxes: BoxLayer;
   readonly legend: Legend;
+  /** Keeps the reading head's box in view while the page shown is read. */
+  readonly follower: PaneFollower;
   private readonly toolbar: HTMLDivElement;
   private readonly legendBar: HTMLDivElement;
   private readonly zoomLabel: HTMLSpanElement;
@@ -39,6 +43,7 @@ export class PageView {
     this.toolbar = document.createElement("div");
     this.toolbar.className = "page-toolbar";
     this.toolbar.append(this.legendBar, this.zoomControls());
+    this.follower = new PaneFollower(root, { inView: boxInView, scrollTo: scrollToBox, smooth: true, what: "the box being read" });
     new ResizeObserver(() => this.applyZoom()).observe(root);
   }
 
@@ -66,7 +71,7 @@ export class PageView {
     this.boxes.clear();
     this.legend.refresh();
     this.frame.replaceChildren(image, this.layer);
-    this.root.replaceChildren(this.toolbar, this.frame);
+    this.root.replaceChildren(this.toolbar, this.frame, this.follower.slot);
     this.applyZoom();
   }
 
@@ -83,7 +88,11 @@ export class PageView {
   /** + and −: the next zoom level from the scale shown now. */
   stepZoom(direction: 1 | -1): void {
     if (!this.shown) return;
-    this.setZoom(stepZoom(scaleOf(this.frame.clientWidth, pagePoints(this.shown.size)), direction));
+    // From the scale asked for when there is one: the frame's width is whole pixels, and a level whose
+    // width is not (100% of a 420.9 pt page) would measure just under itself and be stepped to again.
+    const current =
+      this.zoom.kind === "scale" ? this.zoom.scale : scaleOf(this.frame.getBoundingClientRect().width, pagePoints(this.shown.size));
+    this.setZoom(stepZoom(current, direction));
   }
 
   /** Brings a box of the page into view. */
@@ -135,6 +144,8 @@ export class PageView {
     if (!image || image.naturalWidth === 0) return;
     const page = { width: image.naturalWidth, height: image.naturalHeight };
     this.boxes.setPage(page, { zoom: image.clientWidth / image.naturalWidth, rotation: 0 });
+    // The boxes moved with the zoom: the head may be out of view now.
+    this.follower.look();
   }
 
   private zoomControls(): HTMLElement {

@@ -9,6 +9,7 @@ import { StreamingRenderer, type PageStatus } from "./markdown/streaming-rendere
 import { decoratePage, setRetryLabel } from "./page-controls";
 import type { MarkdownView } from "./markdown/view-controls";
 import type { PageView } from "./page-view";
+import type { PaneFollower } from "./reading/pane-follower";
 import { describeChoice, MODE_OPTIONS, retryChoice, type ReadingChoice } from "./reading/modes";
 import { pagesForReRead } from "./reading/reread";
 import type { SearchTarget } from "./search/search-bar";
@@ -41,6 +42,8 @@ export class DocumentSession implements SearchTarget {
   /** Bumped per reading; a newer reading owns the pages it reads (null: all of them). */
   private generation = 0;
   private latestPages: Set<number> | null = null;
+  /** Each page's block being written (the last opened), while the page is read: the reading head. */
+  private readonly heads = new Map<number, number>();
 
   constructor(
     readonly doc: DocumentInfo,
@@ -48,6 +51,8 @@ export class DocumentSession implements SearchTarget {
     markdownPane: HTMLElement,
     private readonly hooks: SessionHooks,
     view: MarkdownView,
+    /** Keeps the block being written in view in the Markdown pane. */
+    private readonly markdownFollower: PaneFollower,
   ) {
     markdownPane.replaceChildren();
     this.markdown = new StreamingRenderer(markdownPane, {
@@ -118,6 +123,7 @@ export class DocumentSession implements SearchTarget {
     block?.scrollIntoView({ block: "center" });
     this.pageView.boxes.flash(match.blockId);
     this.pageView.reveal(match.blockId);
+    this.detachFollowers();
   }
 
   clearSearch(): void {
@@ -138,6 +144,8 @@ export class DocumentSession implements SearchTarget {
     this.pageView.legend.refresh();
     this.markCurrentPage();
     if (scrollMarkdown) this.markdown.pageElement(page)?.scrollIntoView({ block: "start" });
+    this.resetFollowers();
+    this.followShownPage();
     this.hooks.onPageShown(page);
   }
 
@@ -163,6 +171,7 @@ export class DocumentSession implements SearchTarget {
     block.scrollIntoView({ block: "center", behavior: "smooth" });
     flash(block);
     this.pageView.boxes.setHighlighted([blockId]);
+    this.markdownFollower.detach();
   }
 
   /** A block was clicked: its box on the page. */
@@ -172,6 +181,7 @@ export class DocumentSession implements SearchTarget {
     this.pageView.boxes.setHighlighted([blockId]);
     this.pageView.boxes.flash(blockId);
     this.pageView.reveal(blockId);
+    this.pageView.follower.detach();
   }
 
   /** `j`/`k`: the next or previous block of the page shown, linked as if clicked. */
@@ -184,11 +194,13 @@ export class DocumentSession implements SearchTarget {
     const block = this.markdown.blockElement(this.page, next);
     block?.scrollIntoView({ block: "center", behavior: "smooth" });
     if (block) flash(block);
+    this.markdownFollower.detach();
   }
 
   private async start(request: Parameters<typeof readDocument>[1], pages: number[] | null): Promise<ReadingStarted> {
     const generation = ++this.generation;
     this.latestPages = pages === null ? null : new Set(pages);
+    this.resetFollowers();
     const started = await readDocument(this.doc.id, request, (event) => this.handle(event, generation));
     this.hooks.onProgress();
     return started;
@@ -203,6 +215,7 @@ export class DocumentSession implements SearchTarget {
     this.progress.apply(event);
     if (event.type === "done" || event.type === "looped") this.finalMarkdown.set(event.page, event.markdown);
     else if (event.type === "started") this.finalMarkdown.delete(event.page);
+    this.trackHead(event);
     const status = this.markdown.status(event.page);
     if (status) {
       this.hooks.onPageStatus(event.page, status);
@@ -210,7 +223,57 @@ export class DocumentSession implements SearchTarget {
     }
     if (event.type !== "delta" && event.type !== "blockText") this.hooks.onProgress();
     if (event.type === "queued" && event.page === this.page) this.markCurrentPage();
-    if (event.page === this.page) this.showEvent(event);
+    if (event.page === this.page) {
+      this.showEvent(event);
+      this.followEvent(event);
+    }
+  }
+
+  /** The reading head of each page: its last opened block, until the page's reading ends. */
+  private trackHead(event: PageEvent): void {
+    if (event.type === "blockOpened") this.heads.set(event.page, event.blockId);
+    else if (event.type !== "delta" && event.type !== "blockText" && event.type !== "blockClosed") this.heads.delete(event.page);
+  }
+
+  /** Both panes follow the page shown while it is read, and nothing once it is not. */
+  private followShownPage(): void {
+    const page = this.page;
+    const reading = this.markdown.status(page) === "reading";
+    const head = () => this.heads.get(page);
+    this.pageView.follower.follow(reading ? () => this.pageView.boxes.boxElement(head() ?? -1) : null);
+    this.markdownFollower.follow(reading ? () => this.markdown.blockElement(page, head() ?? -1) : null);
+  }
+
+  private followEvent(event: PageEvent): void {
+    switch (event.type) {
+      case "started":
+      case "done":
+      case "looped":
+      case "failed":
+        this.followShownPage();
+        break;
+      case "blockOpened":
+        this.pageView.follower.look();
+        this.markdownFollower.look();
+        break;
+      case "blockText":
+        // The block grows once its text is rendered, a frame or more later: the pane watches for that too.
+        this.markdownFollower.look();
+        break;
+      default:
+        break;
+    }
+  }
+
+  private resetFollowers(): void {
+    this.pageView.follower.reset();
+    this.markdownFollower.reset();
+  }
+
+  /** The person was taken elsewhere on the page and in the Markdown: both panes stop following. */
+  private detachFollowers(): void {
+    this.pageView.follower.detach();
+    this.markdownFollower.detach();
   }
 
   private labelRetry(page: number, status: PageStatus): void {
