@@ -117,10 +117,11 @@ impl Engine {
         Self::new(Model::load(dir, device, dtype)?)
     }
 
-    /// The same engine on `path`.
+    /// The same engine on `path` (a fused decoder already built is kept, not built again).
     pub fn with_decode_path(mut self, path: DecodePath) -> Result<Self> {
         self.fused = match path {
             DecodePath::Reference => None,
+            DecodePath::Fused if self.fused.is_some() => self.fused,
             DecodePath::Fused => {
                 FusedDecoder::new(self.model.text(), self.model.device(), self.model.dtype())?
                     .map(Arc::new)
