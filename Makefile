@@ -1,5 +1,6 @@
 # DeepRead: `make run` opens the reader, `make test` runs every suite. Both install what is missing first
-# (Debian packages, PDFium, the front end's npm packages) and are quick when nothing changed.
+# (Debian packages, PDFium, the front end's npm packages, and on a machine with an NVIDIA GPU the CUDA
+# toolkit) and are quick when nothing changed.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -14,17 +15,44 @@ UI_DIST    := ui/dist/index.html
 UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/tsconfig.json
 APP        := target/debug/deepread-app
 
+# The GPU path: CUDA=1 builds with CUDA for compute capability CUDA_COMPUTE_CAP, CUDA=0 for the CPU. Left out,
+# both follow this machine's GPU (scripts/cuda/gpu.sh says why a GPU is not used). A build for capability X
+# runs on every card of X or newer: the kernels are PTX, which the driver compiles for the card it finds.
+GPU                := $(shell scripts/cuda/gpu.sh)
+CUDA               ?= $(word 1,$(GPU))
+CUDA_COMPUTE_CAP   ?= $(if $(filter -,$(word 2,$(GPU))),86,$(word 2,$(GPU)))
+CUDA_DIR           := $(CURDIR)/$(DEPS)/cuda
+CUDA_STAMP         := $(DEPS)/cuda/installed
+CUDA_FEATURES      := --features deepread-engine/cuda,deepread-core/cuda,deepread-cli/cuda,deepread-app/cuda
+CUDA_CRATES        := -p deepread-engine -p deepread-core -p deepread-cli -p deepread-app
+# nvcc and the link-time driver stub for building; cuBLAS and the runtime for running.
+CUDA_ENV           := CUDA_HOME=$(CUDA_DIR)/site/nvidia/cu13 CUDA_COMPUTE_CAP=$(CUDA_COMPUTE_CAP) \
+                      PATH=$(CUDA_DIR)/site/nvidia/cu13/bin:$$PATH \
+                      LIBRARY_PATH=$(CUDA_DIR)/stub:$(CUDA_DIR)/site/nvidia/cu13/lib$${LIBRARY_PATH:+:$$LIBRARY_PATH} \
+                      LD_LIBRARY_PATH=$(CUDA_DIR)/site/nvidia/cu13/lib$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}
+ifeq ($(CUDA),1)
+  RUN_ENV  := env $(CUDA_ENV)
+  FEATURES := $(CUDA_FEATURES)
+  GPU_DEPS := $(CUDA_STAMP)
+else
+  RUN_ENV  :=
+  FEATURES :=
+  GPU_DEPS :=
+endif
+
 export DEEPREAD_PDFIUM := $(CURDIR)/$(PDFIUM)
 export DEEPREAD_FIXTURES ?= $(abspath $(CURDIR)/../shared/fixtures)
 
-.PHONY: run test deps build ui test-rust test-ui test-desktop lint fmt clean
+.PHONY: run test deps build ui test-rust test-ui test-desktop check-cuda lint fmt clean
 
 run: deps build
-	$(APP) $(ARGS)
+	$(RUN_ENV) $(APP) $(ARGS)
 
-test: deps build test-rust test-ui test-desktop
+# Without a GPU, check-cuda still compiles and lints the CUDA path; it runs before `build` so that the
+# binaries the tests start are the CPU ones.
+test: deps $(if $(filter 1,$(CUDA)),,check-cuda) build test-rust test-ui test-desktop
 
-deps: $(STAMP_SYS) $(PDFIUM) $(UI_MODULES) $(TOOLS)/tauri-driver
+deps: $(STAMP_SYS) $(PDFIUM) $(UI_MODULES) $(TOOLS)/tauri-driver $(GPU_DEPS)
 
 $(STAMP_SYS): scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
@@ -36,6 +64,9 @@ $(PDFIUM): scripts/fetch-pdfium.sh
 $(UI_MODULES): ui/package.json ui/package-lock.json
 	cd ui && npm install --no-audit --no-fund --loglevel=error
 
+$(CUDA_STAMP): scripts/cuda/install.sh scripts/cuda/wheels.txt Cargo.lock
+	bash scripts/cuda/install.sh $(DEPS)/cuda
+
 $(TOOLS)/tauri-driver:
 	cargo install tauri-driver --version 2.1.0 --locked --quiet --root $(DEPS)/tools
 
@@ -45,20 +76,25 @@ $(UI_DIST): $(UI_MODULES) $(UI_SOURCES)
 	cd ui && npm run --silent build
 
 build: ui
-	cargo build --workspace --bins
+	$(RUN_ENV) cargo build --workspace --bins $(FEATURES)
 
 test-rust: ui
-	cargo test --workspace --no-fail-fast
+	$(RUN_ENV) cargo test --workspace --no-fail-fast $(FEATURES)
+
+# The CUDA build of the CLI and the app for an RTX 3090 (8.6), and clippy over it, on any machine.
+check-cuda: $(CUDA_STAMP) ui
+	env $(CUDA_ENV) CUDA_COMPUTE_CAP=86 cargo clippy $(CUDA_CRATES) --all-targets $(CUDA_FEATURES) -- -D warnings
+	env $(CUDA_ENV) CUDA_COMPUTE_CAP=86 cargo build -p deepread-cli -p deepread-app --bins $(CUDA_FEATURES)
 
 test-ui: $(UI_MODULES)
 	cd ui && npm run --silent typecheck && npx vitest run --passWithNoTests
 
 test-desktop: build $(TOOLS)/tauri-driver
-	node --test --test-concurrency=1 tests/desktop/
+	$(RUN_ENV) node --test --test-concurrency=1 tests/desktop/
 
 lint:
 	cargo fmt --all --check
-	cargo clippy --workspace --all-targets -- -D warnings
+	$(RUN_ENV) cargo clippy --workspace --all-targets $(FEATURES) -- -D warnings
 	cd ui && npm run --silent typecheck
 
 fmt:

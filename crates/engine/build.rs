@@ -17,6 +17,8 @@ fn main() {
     }
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let cap = std::env::var("CUDA_COMPUTE_CAP").unwrap_or_else(|_| "80".into());
+    // The engine tells people which cards this build serves (src/device).
+    println!("cargo:rustc-env=DEEPREAD_CUDA_COMPUTE_CAP={cap}");
     for name in KERNELS {
         compile_ptx(name, &cap, &out_dir);
     }
@@ -31,6 +33,6 @@ fn compile_ptx(name: &str, cap: &str, out_dir: &Path) {
         .arg("-o")
         .arg(out_dir.join(format!("{name}.ptx")))
         .status()
-        .expect("nvcc not found: the cuda feature needs the CUDA toolkit on PATH (see shared/gpu/README.md)");
+        .expect("nvcc not found: the cuda feature needs the CUDA toolkit on PATH (`make build CUDA=1` installs it: scripts/cuda)");
     assert!(status.success(), "nvcc failed on {source}");
 }

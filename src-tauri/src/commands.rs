@@ -11,6 +11,7 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::library::Library;
+use crate::model_download::{DownloadEvent, ModelDownload};
 use crate::reading::{EngineStatus, ReadRequest, ReadingStarted, Readings, RecentDocument};
 
 /// What the front end needs to lay a document out before any page is rendered.
@@ -80,6 +81,23 @@ pub async fn engine_status(app: AppHandle) -> Result<EngineStatus, String> {
     tauri::async_runtime::spawn_blocking(move || app.state::<Readings>().engine_status())
         .await
         .map_err(|e| format!("the engine status is unknown: {e}"))
+}
+
+/// Downloads DeepSeek-OCR-2 into the Hugging Face cache; progress and the outcome arrive through `events`.
+/// Once the model is on disk, the next engine status finds and loads it.
+#[tauri::command]
+pub fn download_model(
+    events: Channel<DownloadEvent>,
+    app: AppHandle,
+    download: State<'_, ModelDownload>,
+) -> Result<(), String> {
+    download.start(events, move |_dir| app.state::<Readings>().forget_model())
+}
+
+/// Stops the model download; what was fetched is kept, and the next download resumes it.
+#[tauri::command]
+pub fn cancel_model_download(download: State<'_, ModelDownload>) {
+    download.cancel();
 }
 
 /// Documents read before, newest first, for the library pane. The query blocks on the cache's own

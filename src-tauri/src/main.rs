@@ -7,6 +7,7 @@
 mod coalesce;
 mod commands;
 mod library;
+mod model_download;
 mod page_protocol;
 mod reading;
 
@@ -30,6 +31,7 @@ fn main() -> anyhow::Result<()> {
         .plugin(tauri_plugin_dialog::init())
         .manage(Library::new(launch_paths))
         .manage(Readings::new())
+        .manage(model_download::ModelDownload::default())
         .register_asynchronous_uri_scheme_protocol(page_protocol::SCHEME, page_protocol::serve)
         .invoke_handler(tauri::generate_handler![
             commands::launch_paths,
@@ -41,6 +43,8 @@ fn main() -> anyhow::Result<()> {
             commands::render_markdown,
             commands::notices,
             commands::export_document,
+            commands::download_model,
+            commands::cancel_model_download,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .context("the DeepRead window could not start")

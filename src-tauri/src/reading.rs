@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use deepread_core::export::FinishedPages;
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
-    default_model_dir, DeepSeekOcr2, ReadingMode, Recognizer, ReplayRecognizer, Resolution,
-    TextLayerRecognizer,
+    engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode, Recognizer,
+    ReplayRecognizer, Resolution, TextLayerRecognizer,
 };
 use deepread_core::PageEvent;
 use deepread_pdf::Document;
@@ -31,8 +31,8 @@ pub struct Readings {
     /// Runs the cache's queries.
     runtime: Option<tokio::runtime::Runtime>,
     notices: Vec<String>,
-    model_dir: PathBuf,
-    model: OnceLock<Result<Arc<DeepSeekOcr2>, String>>,
+    /// The model once loaded, or why it could not be; `None` until first asked for, and again after a download.
+    model: Mutex<Option<Result<Arc<DeepSeekOcr2>, NoModel>>>,
     running: Mutex<HashMap<String, CancelToken>>,
     /// Every finished page of every document read in this window, by document: what Export writes.
     finished: Arc<Mutex<HashMap<String, FinishedPages>>>,
@@ -95,22 +95,32 @@ pub struct RecentDocument {
 pub struct EngineStatus {
     /// "DeepSeek-OCR-2", "text layer", "recorded output".
     recognizer: String,
-    /// Where the model runs ("CUDA, bf16"); `None` without a model.
+    /// Where the model runs or would run: "NVIDIA GeForce RTX 3090, bf16", "CPU, f32"; `None` for
+    /// recorded output.
     device: Option<String>,
+    /// The device's memory and compute capability beside the build's, for the tooltip.
+    device_detail: Option<String>,
     /// Bytes in use on the model's GPU; `None` off CUDA or without a model.
     memory_bytes: Option<u64>,
     /// Whether the reading mode and resolution change what is read (they do for the model only).
     reading_modes: bool,
-    /// Why there is no model, when there is none.
+    /// Why there is no model, or why a GPU that is there is not used.
     notice: Option<String>,
+    /// No weights were found anywhere: the window offers to download them.
+    model_missing: bool,
+}
+
+/// Why the model cannot read, and whether that is because there are no weights at all.
+#[derive(Debug, Clone)]
+struct NoModel {
+    why: String,
+    missing: bool,
 }
 
 impl Readings {
-    /// Opens the cache (`DEEPREAD_CACHE`, else the platform data folder) and notes where the model
-    /// is looked for. A cache that cannot be opened
+    /// Opens the cache (`DEEPREAD_CACHE`, else the platform data folder). A cache that cannot be opened
     /// is reported, and reading goes on without one.
     pub fn new() -> Self {
-        let model_dir = default_model_dir();
         let mut notices = Vec::new();
         let (cache, runtime) = match open_cache() {
             Ok((cache, runtime, set_aside)) => {
@@ -126,8 +136,7 @@ impl Readings {
             cache,
             runtime,
             notices,
-            model_dir,
-            model: OnceLock::new(),
+            model: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
             finished: Arc::default(),
         }
@@ -240,26 +249,38 @@ impl Readings {
                     .name()
                     .to_owned(),
                 device: None,
+                device_detail: None,
                 memory_bytes: None,
                 reading_modes: false,
                 notice: None,
+                model_missing: false,
             };
         }
-        match self.model() {
-            Ok(model) => EngineStatus {
-                recognizer: model.name().to_owned(),
-                device: Some(model.device_name()),
-                memory_bytes: model.device_memory_used(),
-                reading_modes: true,
-                notice: None,
-            },
-            Err(why) => EngineStatus {
-                recognizer: TextLayerRecognizer::new().name().to_owned(),
-                device: None,
-                memory_bytes: None,
-                reading_modes: false,
-                notice: Some(text_layer_notice(&why)),
-            },
+        let placement = engine_placement();
+        let gpu_problem = placement.problem.as_ref().map(ToString::to_string);
+        let (recognizer, memory_bytes, reading_modes, notice, model_missing) = match self.model() {
+            Ok(model) => (
+                model.name().to_owned(),
+                model.device_memory_used(),
+                true,
+                gpu_problem,
+                false,
+            ),
+            Err(no_model) => {
+                let notice = [Some(text_layer_notice(&no_model.why)), gpu_problem];
+                let notice = notice.into_iter().flatten().collect::<Vec<_>>().join(" ");
+                let recognizer = TextLayerRecognizer::new().name().to_owned();
+                (recognizer, None, false, Some(notice), no_model.missing)
+            }
+        };
+        EngineStatus {
+            recognizer,
+            device: Some(placement.name()),
+            device_detail: Some(placement.describe()),
+            memory_bytes,
+            reading_modes,
+            notice,
+            model_missing,
         }
     }
 
@@ -276,23 +297,36 @@ impl Readings {
         }
         match self.model() {
             Ok(model) => (Arc::new(model.with_reading(mode, resolution)), None),
-            Err(why) => (
+            Err(no_model) => (
                 Arc::new(TextLayerRecognizer::new()),
-                Some(text_layer_notice(&why)),
+                Some(text_layer_notice(&no_model.why)),
             ),
         }
     }
 
-    /// The model, loaded on first use; why not, when it cannot be.
-    fn model(&self) -> Result<Arc<DeepSeekOcr2>, String> {
-        self.model
-            .get_or_init(|| {
-                DeepSeekOcr2::load(&self.model_dir, ReadingMode::Layout, PAGES_IN_FLIGHT)
-                    .map(Arc::new)
-                    .map_err(|e| format!("{e}."))
-            })
-            .clone()
+    /// The model, found and loaded on first use; why not, when it cannot be.
+    fn model(&self) -> Result<Arc<DeepSeekOcr2>, NoModel> {
+        lock(&self.model).get_or_insert_with(load_model).clone()
     }
+
+    /// Looks for the model again on next use: after a download put one on disk.
+    pub fn forget_model(&self) {
+        let mut model = lock(&self.model);
+        if model.as_ref().is_some_and(Result::is_err) {
+            *model = None;
+        }
+    }
+}
+
+fn load_model() -> Result<Arc<DeepSeekOcr2>, NoModel> {
+    let no_model = |error: ModelError| NoModel {
+        missing: matches!(error, ModelError::Missing(_)),
+        why: format!("{error}."),
+    };
+    let dir = locate_model(None).map_err(no_model)?;
+    DeepSeekOcr2::load(&dir, ReadingMode::Layout, PAGES_IN_FLIGHT)
+        .map(Arc::new)
+        .map_err(no_model)
 }
 
 fn replay_dir() -> Option<PathBuf> {

@@ -128,6 +128,8 @@ test("without model weights the text layer is read: Markdown streams in, boxes a
     );
     assert.equal(engine.text, "text layer only");
     assert.match(engine.title, /no DeepSeek-OCR-2 weights/);
+    // Where the model would run, and what this build is: the CPU build on a machine without a GPU, else the GPU.
+    assert.match(engine.title, /CPU, f32; built without CUDA|compute capability \d\.\d; built for compute capability/);
     assert.equal(engine.modes, true);
     const pages = popplerPageCount(pdf);
     const progress = await app.run(`return document.getElementById("status-progress").textContent;`);

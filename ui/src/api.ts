@@ -3,6 +3,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type { BoxNorm, PageEvent } from "./events";
 import type { ReadingChoice } from "./reading/modes";
 import type { RecentDocument } from "./recent";
+import type { DownloadEvent } from "./model/download";
 import type { EngineStatus } from "./status/engine-status";
 
 export interface PageSize {
@@ -64,6 +65,18 @@ export function readDocument(
 /** Who reads and on what device; the first call loads the model. */
 export function engineStatus(): Promise<EngineStatus> {
   return invoke<EngineStatus>("engine_status");
+}
+
+/** Downloads DeepSeek-OCR-2; progress and the outcome arrive through `onEvent`. */
+export function downloadModel(onEvent: (event: DownloadEvent) => void): Promise<void> {
+  const events = new Channel<DownloadEvent>();
+  events.onmessage = onEvent;
+  return invoke<void>("download_model", { events });
+}
+
+/** Stops the model download; what was fetched is kept for the next one. */
+export function cancelModelDownload(): Promise<void> {
+  return invoke<void>("cancel_model_download");
 }
 
 export function stopReading(id: string): Promise<void> {

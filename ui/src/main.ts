@@ -5,6 +5,7 @@ import { open } from "@tauri-apps/plugin-dialog";
 import { exportDocument, launchPaths, notices, openDocument, recentDocuments } from "./api";
 import { PaneControls } from "./layout/pane-controls";
 import { LibraryPane } from "./library-pane";
+import { ModelDownloadPanel } from "./model/download-panel";
 import { MarkdownViewControls } from "./markdown/view-controls";
 import { clickedPageAction } from "./page-controls";
 import { copyText } from "./clipboard";
@@ -41,11 +42,16 @@ const pageView = new PageView(element("page-pane"), {
   onSelect: (blockId) => session?.selectBox(blockId),
 });
 const library = new LibraryPane(element("library-pane"), (page) => showPage(page));
+const modelPanel = new ModelDownloadPanel(element("model-panel"), {
+  say: (message) => say(message),
+  onFinished: () => void topBar.refreshEngine(),
+});
 const topBar = new TopBar(
   element("read-button"),
   element("mode-select"),
   element("resolution-select"),
   element("engine-status"),
+  (status) => modelPanel.setModelMissing(status.modelMissing),
 );
 
 new PaneControls(element("panes"), element("toggle-library"), element("toggle-markdown"));

@@ -22,6 +22,8 @@ export class TopBar {
     private readonly modeSelect: HTMLSelectElement,
     private readonly resolutionSelect: HTMLSelectElement,
     private readonly engineLine: HTMLElement,
+    /** Told each engine status as it arrives (the model panel follows it). */
+    private readonly onStatus: (status: EngineStatus) => void = () => {},
   ) {
     fillSelect(modeSelect, MODE_OPTIONS, DEFAULT_CHOICE.mode);
     fillSelect(resolutionSelect, RESOLUTION_OPTIONS, DEFAULT_CHOICE.resolution);
@@ -61,6 +63,7 @@ export class TopBar {
     this.engineLine.textContent = line.text;
     this.engineLine.title = line.title;
     this.engineLine.dataset["recognizer"] = this.status.recognizer;
+    this.onStatus(this.status);
     const why = this.status.readingModes
       ? ""
       : `The ${this.status.recognizer} is read as it is: reading modes apply to DeepSeek-OCR-2.`;

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device};
 use clap::Args;
 use deepread_engine::config::{ModelConfig, TextConfig};
+use deepread_engine::device::{memory_used, Placement};
 use deepread_engine::vision::TILE_SIZE;
 use deepread_engine::{
-    default_device, DecodePath, Engine, Flow, GenerateEvent, GenerateOptions, Model, NoRepeatNgram,
-    PageImage, PageInput, PageOutput,
+    DecodePath, Engine, Flow, GenerateEvent, GenerateOptions, Model, NoRepeatNgram, PageImage,
+    PageInput, PageOutput,
 };
 
 use crate::failure::Failure;
@@ -60,7 +61,8 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
             "--tokens must be at least 2 (one decode step) and --pages a list of sizes ≥ 1".into(),
         ));
     }
-    let (device, dtype) = default_device();
+    let placement = deepread_engine::device::place();
+    let (device, dtype) = (placement.device.clone(), placement.dtype);
     let path = if args.reference_path {
         DecodePath::Reference
     } else {
@@ -86,7 +88,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     print_report(
         &args,
         &weights,
-        (&device, dtype, engine.decode_path()),
+        (&placement, engine.decode_path()),
         page.prompt_ids.len(),
         step_bytes,
         &rows,
@@ -168,7 +170,7 @@ fn time_batch(
     let outputs = engine
         .generate(&inputs, &options, |event| {
             if let GenerateEvent::Finished { .. } = event {
-                memory_bytes = memory_bytes.max(device_memory_used(device));
+                memory_bytes = memory_bytes.max(memory_used(device).map(|b| b as usize));
             }
             Flow::Continue
         })
@@ -211,31 +213,18 @@ fn decode_bytes(t: &TextConfig, dtype: DType) -> f64 {
     (params * dtype.size_in_bytes()) as f64
 }
 
-/// Memory in use on the whole device (what nvidia-smi shows), or None off CUDA.
-#[cfg(feature = "cuda")]
-fn device_memory_used(device: &Device) -> Option<usize> {
-    let cuda = device.as_cuda_device().ok()?;
-    let (free, total) = cuda.cuda_stream().context().mem_get_info().ok()?;
-    Some(total - free)
-}
-
-#[cfg(not(feature = "cuda"))]
-fn device_memory_used(_device: &Device) -> Option<usize> {
-    None
-}
-
 fn print_report(
     args: &BenchArgs,
     weights: &str,
-    (device, dtype, path): (&Device, DType, DecodePath),
+    (placement, path): (&Placement, DecodePath),
     prompt_tokens: usize,
     step_bytes: f64,
     rows: &[Row],
 ) {
     let floor_ms = step_bytes / (args.bandwidth_gbs * 1e9) * 1e3;
-    let where_ = if device.is_cuda() { "CUDA" } else { "CPU" };
+    let where_ = placement.describe();
     println!(
-        "deepread bench: {weights}, {where_}, {dtype:?}, {path:?} decode path; {} tiles + global view, {prompt_tokens} prompt tokens, {} tokens per page",
+        "deepread bench: {weights}, {where_}, {path:?} decode path; {} tiles + global view, {prompt_tokens} prompt tokens, {} tokens per page",
         args.crops,
         args.tokens
     );

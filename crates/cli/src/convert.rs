@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use deepread_core::export::{write_json, write_markdown, DocumentExport, PageExport, PageStatus};
-use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions, ReadingSummary};
-use deepread_core::recognizer::{default_model_dir, DeepSeekOcr2, Recognizer, TextLayerRecognizer};
+use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
+use deepread_core::recognizer::{locate_model, DeepSeekOcr2, Recognizer, TextLayerRecognizer};
 use deepread_pdf::Document;
 use deepread_store::Store;
 
@@ -36,7 +36,7 @@ pub struct ConvertArgs {
     /// Pages to read, numbered from 1: "1-5,9".
     #[arg(long)]
     pages: Option<String>,
-    /// Model folder (default: $DEEPREAD_MODEL or models/DeepSeek-OCR-2).
+    /// Model folder (default: $DEEPREAD_MODEL, the Hugging Face cache, then the data folder: `deepread models list`).
     #[arg(long)]
     model: Option<PathBuf>,
     /// Pages read at once by the model.
@@ -75,7 +75,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     let mut trouble = Vec::new();
     for (path, document) in &documents {
         let out = output_folder(&args.out, path, documents.len());
-        let summary = convert_document(
+        let outcome = convert_document(
             path,
             document,
             recognizer.as_ref(),
@@ -84,12 +84,12 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
             &out,
             args.json,
         )?;
-        if summary.failed + summary.looped > 0 {
+        if outcome.failed + outcome.looped > 0 {
             trouble.push(format!(
                 "{}: {} page(s) failed, {} looped",
                 path.display(),
-                summary.failed,
-                summary.looped
+                outcome.failed,
+                outcome.looped
             ));
         }
     }
@@ -116,7 +116,7 @@ fn recognizer(args: &ConvertArgs) -> Result<Box<dyn Recognizer>, Failure> {
     Ok(match args.engine {
         EngineChoice::Text => Box::new(TextLayerRecognizer::new()),
         EngineChoice::Deepseek => {
-            let dir = args.model.clone().unwrap_or_else(default_model_dir);
+            let dir = locate_model(args.model.as_deref()).map_err(Failure::model)?;
             Box::new(
                 DeepSeekOcr2::load(&dir, args.mode.into(), args.in_flight)
                     .map_err(Failure::model)?,
@@ -152,6 +152,30 @@ fn stem(path: &Path) -> String {
     )
 }
 
+/// Pages of a written document that did not read cleanly, read now or taken from the cache alike: the
+/// exit status speaks of the output, which is the same either way.
+struct Outcome {
+    failed: usize,
+    looped: usize,
+}
+
+impl Outcome {
+    fn of(pages: &BTreeMap<usize, PageExport>) -> Self {
+        let mut outcome = Outcome {
+            failed: 0,
+            looped: 0,
+        };
+        for page in pages.values() {
+            match page.status {
+                PageStatus::Failed { .. } => outcome.failed += 1,
+                PageStatus::Looped { .. } => outcome.looped += 1,
+                PageStatus::Read | PageStatus::NotRead => {}
+            }
+        }
+        outcome
+    }
+}
+
 fn convert_document(
     path: &Path,
     document: &Arc<Document>,
@@ -160,7 +184,7 @@ fn convert_document(
     options: &ReadOptions,
     out: &Path,
     json: bool,
-) -> Result<ReadingSummary, Failure> {
+) -> Result<Outcome, Failure> {
     let name = path
         .file_name()
         .map_or_else(|| stem(path), |n| n.to_string_lossy().into_owned());
@@ -186,6 +210,7 @@ fn convert_document(
     );
     progress.finish();
     report_pages(&name, &pages);
+    let outcome = Outcome::of(&pages);
     let export = DocumentExport {
         document,
         title: document.title().unwrap_or_else(|| stem(path)),
@@ -205,7 +230,7 @@ fn convert_document(
             summary.from_cache
         );
     }
-    Ok(summary)
+    Ok(outcome)
 }
 
 /// Says which pages did not read cleanly, and why.

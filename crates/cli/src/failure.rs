@@ -11,7 +11,8 @@ pub const EXIT_CODES_HELP: &str = "Exit status:
   5  the GPU ran out of memory
   6  some pages failed or looped (what was read is written)
   7  the cache could not be used
-  8  the output could not be written";
+  8  the output could not be written
+  9  a model download did not finish (network, disk space, interrupted); run it again to resume";
 
 #[derive(Debug, thiserror::Error)]
 pub enum Failure {
@@ -31,6 +32,8 @@ pub enum Failure {
     Cache(String),
     #[error("{0}")]
     Output(String),
+    #[error("{0}")]
+    Download(String),
 }
 
 impl Failure {
@@ -44,6 +47,7 @@ impl Failure {
             Failure::PagesFailed(_) => 6,
             Failure::Cache(_) => 7,
             Failure::Output(_) => 8,
+            Failure::Download(_) => 9,
         })
     }
 

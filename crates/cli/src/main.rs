@@ -8,6 +8,7 @@ mod models;
 mod ocr;
 mod page_ranges;
 mod progress;
+mod synthesize;
 
 use std::process::ExitCode;
 
@@ -38,6 +39,8 @@ enum Command {
     },
     /// Time the engine on synthetic pages: vision + prefill, decode step per batch size, tokens/s.
     Bench(bench::BenchArgs),
+    /// Write a DeepSeek-OCR-2 checkpoint folder with random weights, for tests (`--model DIR` loads it).
+    Synthesize(synthesize::SynthesizeArgs),
 }
 
 /// The reading prompt.
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Ocr(args) => ocr::run(args),
         Command::Models { command } => models::run(command),
         Command::Bench(args) => bench::run(args),
+        Command::Synthesize(args) => synthesize::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

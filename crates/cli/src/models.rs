@@ -1,72 +1,207 @@
-//! `deepread models list|verify`: which model folders there are, and whether their weights load.
+//! `deepread models list|download|verify`: where the model is looked for and what is there, fetching
+//! it from the Hugging Face hub, and whether its weights load. [`model_dir`] is the folder the other
+//! commands read with when no `--model` is given.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-use clap::Subcommand;
-use deepread_core::recognizer::default_model_dir;
+use clap::{Args, Subcommand};
 use deepread_engine::Model;
+use deepread_models::{
+    candidates, locate_in, DownloadError, DownloadOptions, Env, ModelFiles, Place, Progress,
+    PINNED_REVISION, REPO,
+};
+use indicatif::{HumanBytes, HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::failure::Failure;
 
 #[derive(Subcommand)]
 pub enum ModelsCommand {
-    /// The model folders under models/ (or the given folder) and what is in them.
+    /// Where DeepRead looks for the model, in order, what each place holds, and which one is used.
     List {
-        #[arg(long, default_value = "models")]
-        dir: PathBuf,
+        /// A model folder to look in first, as `--model` does for convert and ocr.
+        #[arg(long)]
+        model: Option<PathBuf>,
     },
+    /// Downloads DeepSeek-OCR-2 from the Hugging Face hub (HF_ENDPOINT, HF_TOKEN honoured), checking
+    /// every file's hash. Stopped (Ctrl+C, a lost connection), it resumes where it was when run again.
+    Download(DownloadArgs),
     /// Loads a model's weights and checks every tensor against its config.
     Verify {
-        /// Model folder (default: $DEEPREAD_MODEL or models/DeepSeek-OCR-2).
+        /// Model folder (default: the one `deepread models list` marks).
         #[arg(long)]
         model: Option<PathBuf>,
     },
 }
 
+#[derive(Args)]
+pub struct DownloadArgs {
+    /// Commit, branch or tag of deepseek-ai/DeepSeek-OCR-2 (default: the commit DeepRead was checked
+    /// against).
+    #[arg(long, default_value = PINNED_REVISION)]
+    revision: String,
+    /// A Hugging Face cache folder to download into (default: $HF_HUB_CACHE, else $HF_HOME/hub, else
+    /// ~/.cache/huggingface/hub, where Python tools look too).
+    #[arg(long)]
+    to: Option<PathBuf>,
+}
+
 pub fn run(command: ModelsCommand) -> Result<(), Failure> {
     match command {
-        ModelsCommand::List { dir } => list(&dir),
-        ModelsCommand::Verify { model } => verify(&model.unwrap_or_else(default_model_dir)),
+        ModelsCommand::List { model } => list(model.as_deref()),
+        ModelsCommand::Download(args) => download(args),
+        ModelsCommand::Verify { model } => verify(&model_dir(model.as_deref())?),
     }
 }
 
-fn list(dir: &Path) -> Result<(), Failure> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| Failure::Model(format!("cannot list {}: {e}", dir.display())))?;
-    let mut found = 0;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.join("config.json").is_file() {
-            found += 1;
-            println!("{}\t{}", path.display(), describe(&path));
+/// The model folder to read with: `explicit` (`--model`), else the first place `deepread models list`
+/// shows holding a model. A miss lists every place looked and how to get the model.
+pub fn model_dir(explicit: Option<&Path>) -> Result<PathBuf, Failure> {
+    match locate_in(explicit, &Env::from_process()) {
+        Ok(located) => {
+            tracing::debug!(dir = %located.dir.display(), source = %located.source, "model found");
+            Ok(located.dir)
         }
+        Err(not_found) => Err(Failure::Model(format!(
+            "{not_found}\nDownload it with `deepread models download`, or name its folder with --model."
+        ))),
     }
-    if found == 0 {
-        println!("no models in {} (see models/README.md)", dir.display());
+}
+
+fn list(explicit: Option<&Path>) -> Result<(), Failure> {
+    let env = Env::from_process();
+    let used = locate_in(explicit, &env).ok();
+    println!("Where DeepRead looks for DeepSeek-OCR-2, in order (* marks the one used):");
+    for (number, place) in candidates(explicit, &env).iter().enumerate() {
+        let is_used = used.as_ref().is_some_and(|used| {
+            used.source == place.source && place.dir.as_ref() == Some(&used.dir)
+        });
+        println!("{}", describe(number + 1, place, is_used));
+    }
+    match used {
+        Some(used) => println!("Uses {}", used.dir.display()),
+        None => println!(
+            "No model found: download it with `deepread models download`, or name its folder with --model."
+        ),
     }
     Ok(())
 }
 
-/// The weight files' total size, as a person reads it.
-fn describe(dir: &Path) -> String {
-    let bytes: u64 = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "safetensors"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum();
-    format!("{:.2} GB of weights", bytes as f64 / 1e9)
+/// One place, e.g. `* 3. Hugging Face cache, pinned revision aaa02f3: /…/snapshots/aaa…: 3 files, 6.79 GB`.
+fn describe(number: usize, place: &Place, is_used: bool) -> String {
+    let marker = if is_used { '*' } else { ' ' };
+    let dir = place
+        .dir
+        .as_ref()
+        .map(|dir| format!(": {}", dir.display()))
+        .unwrap_or_default();
+    let contents = match &place.contents {
+        Ok(files) => size(files),
+        Err(why) => why.clone(),
+    };
+    format!("{marker} {number}. {}{dir}: {contents}", place.source)
+}
+
+fn size(files: &ModelFiles) -> String {
+    let gb = files.bytes as f64 / 1e9;
+    if gb >= 0.1 {
+        format!("{} files, {gb:.2} GB", files.files)
+    } else {
+        format!("{} files, {:.1} MB", files.files, files.bytes as f64 / 1e6)
+    }
+}
+
+fn download(args: DownloadArgs) -> Result<(), Failure> {
+    let env = Env::from_process();
+    let hub_cache = args
+        .to
+        .or_else(|| env.hub_cache.clone())
+        .ok_or_else(|| download_failure(DownloadError::NoCacheDir))?;
+    let options = DownloadOptions {
+        token: env.token.clone(),
+        revision: args.revision,
+        ..DownloadOptions::new(env.endpoint.clone(), hub_cache)
+    };
+    eprintln!(
+        "Downloading {REPO} at {} from {} into {}",
+        options.revision,
+        options.endpoint,
+        options.hub_cache.display()
+    );
+    let bar = DownloadBar::new();
+    // Ctrl+C needs no handler: the partial file is written straight to disk and resumed next time.
+    let cancel = AtomicBool::new(false);
+    let outcome = deepread_models::download(&options, &cancel, |progress| bar.show(progress));
+    bar.finish(outcome.is_ok());
+    let snapshot = outcome.map_err(download_failure)?;
+    println!("{}", snapshot.display());
+    match locate_in(None, &env) {
+        Ok(located) if located.dir == snapshot => {
+            eprintln!("DeepRead will read with it (see `deepread models list`).")
+        }
+        _ => eprintln!(
+            "To read with it, pass --model {0} or set DEEPREAD_MODEL={0}.",
+            snapshot.display()
+        ),
+    }
+    Ok(())
+}
+
+/// Network and disk trouble may pass by running again (exit 9); the rest is about the model itself.
+fn download_failure(error: DownloadError) -> Failure {
+    if error.is_retryable() {
+        Failure::Download(error.to_string())
+    } else {
+        Failure::Model(error.to_string())
+    }
+}
+
+/// The download's bar: bytes of the whole model, and the rate and time left the download computes.
+struct DownloadBar {
+    bar: ProgressBar,
+}
+
+impl DownloadBar {
+    fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        let style =
+            ProgressStyle::with_template("[{bar:30}] {bytes}/{total_bytes} {prefix} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
+        bar.set_style(style);
+        DownloadBar { bar }
+    }
+
+    fn show(&self, progress: &Progress) {
+        self.bar.set_length(progress.total);
+        self.bar.set_position(progress.done);
+        let left = progress.eta.map_or_else(
+            || "…".to_owned(),
+            |eta| HumanDuration(round(eta)).to_string(),
+        );
+        self.bar.set_prefix(format!(
+            "· {}/s · {left} left",
+            HumanBytes(progress.rate as u64)
+        ));
+        self.bar.set_message(progress.file.clone());
+    }
+
+    fn finish(&self, whole: bool) {
+        if whole {
+            self.bar.finish_with_message("done");
+        } else {
+            self.bar.abandon();
+        }
+    }
+}
+
+/// Whole seconds: "3 minutes" reads better than a figure that jitters in the milliseconds.
+fn round(duration: Duration) -> Duration {
+    Duration::from_secs(duration.as_secs_f64().round() as u64)
 }
 
 fn verify(dir: &Path) -> Result<(), Failure> {
-    if !dir.join("config.json").is_file() {
-        return Err(Failure::Model(format!(
-            "no model in {}: it needs config.json, tokenizer.json and the safetensors files (see models/README.md)",
-            dir.display()
-        )));
-    }
     // bf16 keeps the check's memory at the size of the files.
     Model::load(dir, &candle_device(), candle_dtype()).map_err(Failure::model)?;
     deepread_engine::prompt::Tokenizer::from_model_dir(dir).map_err(Failure::model)?;

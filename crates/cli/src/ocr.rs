@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use deepread_core::recognizer::{default_model_dir, ReadingMode, RENDER_DPI};
+use deepread_core::recognizer::{locate_model, ReadingMode, RENDER_DPI};
 use deepread_engine::{default_device, Flow, GenerateOptions, Ocr, TextEvent};
 use deepread_pdf::{Document, RenderSize};
 
@@ -19,7 +19,7 @@ pub struct OcrArgs {
     /// Page number, from 1.
     #[arg(long, default_value_t = 1)]
     page: usize,
-    /// Model folder (default: $DEEPREAD_MODEL or models/DeepSeek-OCR-2).
+    /// Model folder (default: $DEEPREAD_MODEL, the Hugging Face cache, then the data folder: `deepread models list`).
     #[arg(long)]
     model: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Mode::Layout)]
@@ -47,13 +47,7 @@ pub fn run(args: OcrArgs) -> Result<(), Failure> {
     let image = document
         .render_page(index, RenderSize::Dpi(RENDER_DPI))
         .map_err(|e| Failure::document(&args.file, e))?;
-    let dir = args.model.unwrap_or_else(default_model_dir);
-    if !dir.join("config.json").is_file() {
-        return Err(Failure::Model(format!(
-            "no DeepSeek-OCR-2 weights in {} (see models/README.md)",
-            dir.display()
-        )));
-    }
+    let dir = locate_model(args.model.as_deref()).map_err(Failure::model)?;
     let (device, dtype) = default_device();
     let ocr = Ocr::load(&dir, &device, dtype).map_err(Failure::model)?;
     let prompt = ReadingMode::from(args.mode).preset().text();

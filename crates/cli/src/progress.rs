@@ -32,11 +32,11 @@ impl DocumentProgress {
     pub fn observe(&mut self, event: &PageEvent) {
         match event {
             PageEvent::FromCache { .. } => self.from_cache += 1,
-            PageEvent::Done { stats, .. } => {
+            PageEvent::Done { stats, .. } | PageEvent::Looped { stats, .. } => {
                 self.tokens += stats.generated_tokens;
                 self.bar.inc(1);
             }
-            PageEvent::Looped { .. } | PageEvent::Failed { .. } => self.bar.inc(1),
+            PageEvent::Failed { .. } => self.bar.inc(1),
             _ => return,
         }
         self.bar.set_message(self.status());

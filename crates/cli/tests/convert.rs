@@ -303,6 +303,12 @@ fn damaged_model(dir: &Path, damage: impl FnOnce(&Path)) -> PathBuf {
     for file in ["config.json", "model.safetensors"] {
         std::fs::copy(source.join(file), model.join(file)).unwrap();
     }
+    // A model folder has a tokenizer; without one it is not taken for a model at all.
+    std::fs::copy(
+        fixture("tokenizer/tokenizer.json"),
+        model.join("tokenizer.json"),
+    )
+    .unwrap();
     damage(&model);
     model
 }

@@ -122,12 +122,14 @@ pub enum PageEvent {
         page: usize,
         error: String,
     },
-    /// The model was stopped in a loop: Markdown and blocks hold what came before the loop.
+    /// The model was stopped in a loop: Markdown and blocks hold what came before the loop; `stats`
+    /// count everything it generated, the loop included.
     Looped {
         page: usize,
         markdown: String,
         blocks: Vec<Block>,
         reason: LoopReason,
+        stats: PageStats,
     },
     FromCache {
         page: usize,

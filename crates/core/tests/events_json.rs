@@ -49,17 +49,22 @@ fn done_and_looped_events_carry_the_page_and_round_trip() {
     let back: PageEvent = serde_json::from_value(value).unwrap();
     assert_eq!(back, done);
 
+    let PageEvent::Done { stats, .. } = &done else {
+        unreachable!()
+    };
     let looped = PageEvent::Looped {
         page: 3,
         markdown: String::new(),
         blocks: vec![block],
         reason: LoopReason::RepeatedBlockText { count: 4 },
+        stats: stats.clone(),
     };
     let value = serde_json::to_value(&looped).unwrap();
     assert_eq!(
         value["reason"],
         json!({"kind": "repeatedBlockText", "count": 4})
     );
+    assert_eq!(value["stats"]["generatedTokens"], 2);
     assert_eq!(looped.page(), 3);
 }
 

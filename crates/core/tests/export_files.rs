@@ -13,7 +13,7 @@ use deepread_core::export::{
     write_html, write_json, write_markdown, DocumentExport, PageExport, PageStatus, FIGURE_DPI,
 };
 use deepread_core::markdown::{markdown_from_raw, MarkdownOptions};
-use deepread_core::{Block, Parser};
+use deepread_core::{Block, PageStats, Parser};
 use deepread_pdf::Document;
 use serde_json::Value;
 
@@ -46,6 +46,7 @@ fn read_page(index: usize, raw: &str) -> PageExport {
         status: PageStatus::Read,
         blocks: parser.blocks().to_vec(),
         markdown: markdown_from_raw(raw, &MarkdownOptions::for_page(index)),
+        stats: None,
     }
 }
 
@@ -198,6 +199,15 @@ fn a_crop_shows_the_page_under_its_box() {
 fn json_sidecar_has_every_block_in_both_coordinate_systems() {
     let document = open_manual();
     let mut pages = manual_pages();
+    pages[0].stats = Some(PageStats {
+        prompt_tokens: 1121,
+        generated_tokens: 640,
+        vision_ms: 1,
+        prefill_ms: 2,
+        decode_ms: 3,
+        tokens_per_s: 4.0,
+        recognizer: "DeepSeek-OCR-2".into(),
+    });
     pages.push(PageExport {
         index: 2,
         status: PageStatus::Failed {
@@ -205,6 +215,7 @@ fn json_sidecar_has_every_block_in_both_coordinate_systems() {
         },
         blocks: Vec::new(),
         markdown: String::new(),
+        stats: None,
     });
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
@@ -225,6 +236,12 @@ fn json_sidecar_has_every_block_in_both_coordinate_systems() {
     assert_eq!(json_pages[0]["status"], "not_read");
     assert_eq!(json_pages[2]["status"], "failed");
     assert_eq!(json_pages[2]["reason"], "GPU out of memory");
+    assert_eq!(
+        json_pages[8]["read_by"],
+        serde_json::json!({"recognizer": "DeepSeek-OCR-2", "prompt_tokens": 1121, "generated_tokens": 640})
+    );
+    assert_eq!(json_pages[0]["read_by"], Value::Null, "an unread page");
+    assert_eq!(json_pages[2]["read_by"], Value::Null, "a failed page");
 
     for page in &pages[..2] {
         let size = document.page_size(page.index).unwrap();

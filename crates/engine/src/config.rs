@@ -20,6 +20,9 @@ use fields::{
     get_usize, get_usize_list, obj, opt_usize,
 };
 
+/// DeepSeek-OCR-2's own `config.json` (HuggingFace deepseek-ai/DeepSeek-OCR-2), as shipped with the weights.
+pub const DEEPSEEK_OCR2_CONFIG_JSON: &str = include_str!("config/deepseek_ocr2_config.json");
+
 /// SAM ViT image encoder with its neck and the two stride-2 downsampling convs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamConfig {
@@ -136,8 +139,8 @@ impl ModelConfig {
     /// DeepSeek-OCR-2's own config: `config.json` of the HuggingFace repository deepseek-ai/DeepSeek-OCR-2, as
     /// copied into shared/fixtures/tokenizer/config.deepseek-ocr-2.json.
     pub fn deepseek_ocr2() -> Self {
-        let value: Value = serde_json::from_str(include_str!("config/deepseek_ocr2_config.json"))
-            .expect("the bundled config is JSON");
+        let value: Value =
+            serde_json::from_str(DEEPSEEK_OCR2_CONFIG_JSON).expect("the bundled config is JSON");
         Self::from_json(&value).expect("the bundled config is DeepSeek-OCR-2's")
     }
 

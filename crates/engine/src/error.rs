@@ -32,6 +32,9 @@ pub enum EngineError {
     #[error("no weights in {dir}: expected model.safetensors or model.safetensors.index.json")]
     NoWeights { dir: PathBuf },
 
+    #[error("the weights file {path} is damaged: {reason} (an interrupted download or copy? fetch it again)")]
+    DamagedWeights { path: PathBuf, reason: String },
+
     #[error("weights index {path}: {reason}")]
     BadIndex { path: PathBuf, reason: String },
 

@@ -3,6 +3,7 @@
 //! through the same code.
 
 pub mod config;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod generate;
@@ -14,15 +15,17 @@ pub mod model;
 pub mod ocr;
 pub mod preprocess;
 pub mod prompt;
+pub mod synthetic;
 pub mod vision;
 pub mod weights;
 
+#[cfg(feature = "cuda")]
+pub use device::engine_gpu;
+pub use device::{default_device, Placement};
 pub use engine::{
     DecodePath, Engine, FinishReason, Flow, GenerateEvent, PageInput, PageOutput, PageStats,
 };
 pub use error::EngineError;
 pub use generate::{GenerateOptions, NoRepeatNgram};
 pub use model::{Model, PageImage};
-#[cfg(feature = "cuda")]
-pub use ocr::engine_gpu;
-pub use ocr::{default_device, Ocr, TextEvent};
+pub use ocr::{Ocr, TextEvent};

@@ -8,7 +8,7 @@ use crate::config::ModelConfig;
 use crate::error::{EngineError, Result};
 use crate::lm::{FusedDecoder, SequenceCache, TextModel};
 use crate::vision::{VisionTower, TILE_SIZE};
-use crate::weights::{WeightLayout, Weights};
+use crate::weights::{TensorSpec, WeightLayout, Weights};
 
 /// One image's preprocessed views, as the preprocessing produces them (normalised f32, CHW, flat).
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +72,15 @@ impl Model {
     /// A model of `config` with seeded random weights (see [`Weights::random`]), for benchmarks.
     pub fn random(config: ModelConfig, device: &Device, dtype: DType, seed: u64) -> Result<Self> {
         Self::from_weights(config, &Weights::random(device, dtype, seed)?)
+    }
+
+    /// Every tensor a model of `config` takes (internal names, in the order it takes them), found by building
+    /// one from placeholders: the list of what a checkpoint of this config must hold, and nothing else.
+    pub fn tensor_specs(config: &ModelConfig) -> Result<Vec<TensorSpec>> {
+        // bf16 halves what the load-time concatenations of stacked projections allocate.
+        let weights = Weights::placeholders(DType::BF16);
+        Self::from_weights(config.clone(), &weights)?;
+        Ok(weights.requested())
     }
 
     fn from_weights(config: ModelConfig, w: &Weights) -> Result<Self> {

@@ -133,24 +133,3 @@ impl<'a> Stream<'a> {
         std::mem::take(&mut self.pending_tokens)
     }
 }
-
-/// The device to read on: the first CUDA GPU when built with CUDA and one is present, else the CPU;
-/// with the dtype that device computes fastest.
-pub fn default_device() -> (Device, DType) {
-    #[cfg(feature = "cuda")]
-    if let Ok(device) = engine_gpu(0) {
-        return (device, DType::BF16);
-    }
-    (Device::Cpu, DType::F32)
-}
-
-/// GPU `ordinal` with a stream of the engine's own, which decode steps can be captured from as CUDA graphs.
-/// Every operation of the engine runs in order on that one stream, so candle's cross-stream event
-/// tracking is turned off: it would only add an event per buffer and per use.
-#[cfg(feature = "cuda")]
-pub fn engine_gpu(ordinal: usize) -> Result<Device> {
-    let device = Device::new_cuda_with_stream(ordinal)?;
-    // SAFETY: tensors are created and used on this device's single stream only (see above).
-    unsafe { device.as_cuda_device()?.disable_event_tracking() };
-    Ok(device)
-}

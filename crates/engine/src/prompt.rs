@@ -128,6 +128,12 @@ impl Tokenizer {
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
         self.inner.token_to_id(token)
     }
+
+    /// The largest id the tokenizer can produce, added tokens included: a model it feeds needs a vocabulary
+    /// larger than this.
+    pub fn max_id(&self) -> Option<u32> {
+        self.inner.get_vocab(true).into_values().max()
+    }
 }
 
 fn official_bos_eos() -> (String, String) {

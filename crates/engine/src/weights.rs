@@ -39,6 +39,15 @@ enum Source {
     Checkpoint(Checkpoint),
     /// Random values of whatever shape is asked for (see [`Weights::random`]).
     Random,
+    /// Stand-ins that hold no memory, each request recorded (see [`Weights::placeholders`]).
+    Placeholders(RefCell<Vec<TensorSpec>>),
+}
+
+/// A tensor a model asks for: its internal name and shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorSpec {
+    pub name: String,
+    pub shape: Vec<usize>,
 }
 
 struct Checkpoint {
@@ -56,7 +65,7 @@ impl Weights {
         let files = weight_files(dir)?;
         // SAFETY: the files are mapped read-only; the model directory must not be modified while the model is
         // loaded, as for every memory-mapped checkpoint loader (candle, safetensors, transformers).
-        let st = unsafe { MmapedSafetensors::multi(&files) }?;
+        let st = unsafe { MmapedSafetensors::multi(&files) }.map_err(unreadable_weights)?;
         let shapes: HashMap<String, Vec<usize>> = st
             .tensors()
             .into_iter()
@@ -104,6 +113,26 @@ impl Weights {
         Ok(Self::from_source(Source::Random, device, dtype))
     }
 
+    /// Zero-valued stand-ins on the CPU that take no memory (one value broadcast to the shape asked for),
+    /// recording every tensor asked for: building a model from them lists the tensors its config needs
+    /// ([`Weights::requested`]) without holding its weights.
+    pub fn placeholders(dtype: DType) -> Self {
+        Self::from_source(
+            Source::Placeholders(RefCell::new(Vec::new())),
+            &Device::Cpu,
+            dtype,
+        )
+    }
+
+    /// The tensors asked for so far, in the order first asked, each once; empty unless
+    /// [`Weights::placeholders`].
+    pub fn requested(&self) -> Vec<TensorSpec> {
+        match &self.source {
+            Source::Placeholders(specs) => specs.borrow().clone(),
+            _ => Vec::new(),
+        }
+    }
+
     fn from_source(source: Source, device: &Device, dtype: DType) -> Self {
         Self {
             source,
@@ -117,7 +146,7 @@ impl Weights {
     pub fn layout(&self) -> WeightLayout {
         match &self.source {
             Source::Checkpoint(c) => c.layout,
-            Source::Random => WeightLayout::Native { prefixed: false },
+            Source::Random | Source::Placeholders(_) => WeightLayout::Native { prefixed: false },
         }
     }
     pub fn device(&self) -> &Device {
@@ -135,8 +164,10 @@ impl Weights {
     /// Like [`Weights::get`] but in f32 on the CPU: for tensors that are resampled at load in f32, as the
     /// reference does, before being cast.
     pub fn get_f32_cpu(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
-        let Source::Checkpoint(c) = &self.source else {
-            return random_tensor(name, shape, &Device::Cpu);
+        let c = match &self.source {
+            Source::Checkpoint(c) => c,
+            Source::Random => return random_tensor(name, shape, &Device::Cpu),
+            Source::Placeholders(specs) => return placeholder(specs, name, shape, DType::F32),
         };
         self.load_stored(c, &c.stored_name(name), shape)?
             .to_dtype(DType::F32)
@@ -145,8 +176,10 @@ impl Weights {
 
     /// The tensor converted to `dtype` (e.g. f32 for the router, which the reference runs in f32).
     pub fn get_as(&self, name: &str, shape: &[usize], dtype: DType) -> Result<Tensor> {
-        let Source::Checkpoint(c) = &self.source else {
-            return Ok(random_tensor(name, shape, &self.device)?.to_dtype(dtype)?);
+        let c = match &self.source {
+            Source::Checkpoint(c) => c,
+            Source::Random => return Ok(random_tensor(name, shape, &self.device)?.to_dtype(dtype)?),
+            Source::Placeholders(specs) => return placeholder(specs, name, shape, dtype),
         };
         if let Some(stacked) = self.stacked_experts(c, name, shape)? {
             return Ok(stacked.to_dtype(dtype)?.to_device(&self.device)?);
@@ -267,23 +300,64 @@ impl Checkpoint {
 /// A random tensor of `shape` on `device` in f32, scaled by the rule of [`Weights::random`].
 fn random_tensor(name: &str, shape: &[usize], device: &Device) -> Result<Tensor> {
     let values = Tensor::randn(0f32, 1f32, shape, device)?;
-    let scaled = match shape {
-        [_] if name.contains("norm") => (values * 0.1)? + 1.0,
-        [_] => values * 0.1,
+    let RandomInit { mean, std } = random_init(name, shape);
+    Ok(values.affine(std, mean)?)
+}
+
+/// How a random tensor's values are drawn: `mean + std · N(0, 1)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RandomInit {
+    pub mean: f64,
+    pub std: f64,
+}
+
+/// The rule of [`Weights::random`] for the tensor with this internal name and shape.
+pub(crate) fn random_init(name: &str, shape: &[usize]) -> RandomInit {
+    let centred = |std: f64| RandomInit { mean: 0.0, std };
+    match shape {
+        [_] if name.contains("norm") => RandomInit {
+            mean: 1.0,
+            std: 0.1,
+        },
+        [_] => centred(0.1),
         [.., last]
             if shape.len() == 3 || name.contains("pos_embed") || name.contains("rel_pos") =>
         {
-            values / (*last as f64).sqrt()
+            centred(1.0 / (*last as f64).sqrt())
         }
-        [_, rest @ ..] => values / (rest.iter().product::<usize>() as f64).sqrt(),
-        [] => Ok(values),
-    };
-    Ok(scaled?)
+        [_, rest @ ..] => centred(1.0 / (rest.iter().product::<usize>() as f64).sqrt()),
+        [] => centred(1.0),
+    }
+}
+
+/// A zero tensor of `shape` that holds one value (a stride-0 broadcast), with the request recorded.
+fn placeholder(
+    specs: &RefCell<Vec<TensorSpec>>,
+    name: &str,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<Tensor> {
+    let mut specs = specs.borrow_mut();
+    match specs.iter().find(|s| s.name == name) {
+        Some(seen) if seen.shape != shape => {
+            return Err(EngineError::TensorShape {
+                name: name.to_string(),
+                expected: shape.to_vec(),
+                found: seen.shape.clone(),
+            })
+        }
+        Some(_) => {}
+        None => specs.push(TensorSpec {
+            name: name.to_string(),
+            shape: shape.to_vec(),
+        }),
+    }
+    Ok(Tensor::zeros((), dtype, &Device::Cpu)?.broadcast_as(shape)?)
 }
 
 /// Internal (native, unprefixed) name → official checkpoint name (spec §2, the inverse of transformers'
 /// `conversion_mapping.py["deepseek_ocr2"]`).
-fn official_name(internal: &str) -> String {
+pub(crate) fn official_name(internal: &str) -> String {
     const RULES: &[(&str, &str)] = &[
         (
             "vision_tower.sam_encoder.patch_embed.projection.",
@@ -349,6 +423,20 @@ fn official_name(internal: &str) -> String {
         }
     }
     internal.to_string()
+}
+
+/// A weights file that cannot be mapped or whose header does not parse, named, in words.
+fn unreadable_weights(error: candle_core::Error) -> EngineError {
+    let candle_core::Error::WithPath { inner, path } = error else {
+        return error.into();
+    };
+    match *inner {
+        candle_core::Error::Io(source) => EngineError::Io { path, source },
+        inner => EngineError::DamagedWeights {
+            path,
+            reason: inner.to_string(),
+        },
+    }
 }
 
 /// The safetensors files of a model directory, shards in index order.

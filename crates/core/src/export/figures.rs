@@ -285,6 +285,7 @@ mod tests {
             status: super::super::PageStatus::Read,
             blocks: parser.blocks().to_vec(),
             markdown: markdown_from_raw(raw, &MarkdownOptions::for_page(4)),
+            stats: None,
         };
         let links: Vec<String> = page_figures(&page).iter().map(Figure::link).collect();
         assert_eq!(links, ["images/4_0.png", "images/4_1.png"]);

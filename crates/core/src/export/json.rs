@@ -9,6 +9,7 @@
 //!   "document": { "title": "…", "sha256": "…", "kind": "pdf", "page_count": 25 },
 //!   "pages": [{
 //!     "page": 0, "status": "read", "reason": null, "width_pt": 612.0, "height_pt": 792.0,
+//!     "read_by": { "recognizer": "DeepSeek-OCR-2", "prompt_tokens": 1131, "generated_tokens": 842 },
 //!     "blocks": [{
 //!       "page": 0, "block_id": 3, "label": "image",
 //!       "boxes":    [{ "x1": 360, "y1": 170, "x2": 636, "y2": 585 }],
@@ -22,8 +23,10 @@
 //! Pages and blocks are 0-based. `boxes` are the model's coordinates, 0..=999 of the page;
 //! `boxes_pt` the same boxes in PDF points, origin at the page's top-left corner as displayed, y
 //! down (`x_pt = x / 999 * width_pt`); for a page image a point is a pixel. `status` is `read`,
-//! `looped`, `failed` or `not_read`; `reason` says why a page looped or failed. `figure` is the
-//! path of the block's cropped image, relative to the JSON file, for `image` blocks.
+//! `looped`, `failed` or `not_read`; `reason` says why a page looped or failed. `read_by` names
+//! the recognizer that read a read or looped page and the tokens of its prompt and of what it
+//! generated (0 for a recognizer that generates none); `null` for failed and unread pages. `figure`
+//! is the path of the block's cropped image, relative to the JSON file, for `image` blocks.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -66,7 +69,15 @@ struct PageJson<'e> {
     reason: Option<&'e str>,
     width_pt: f32,
     height_pt: f32,
+    read_by: Option<ReadByJson<'e>>,
     blocks: Vec<BlockJson<'e>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ReadByJson<'e> {
+    recognizer: &'e str,
+    prompt_tokens: usize,
+    generated_tokens: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -150,6 +161,11 @@ fn page_json<'e>(index: usize, page: Option<&'e PageExport>, size: PageSize) -> 
         reason,
         width_pt: size.width_pt,
         height_pt: size.height_pt,
+        read_by: page.and_then(|p| p.stats.as_ref()).map(|s| ReadByJson {
+            recognizer: &s.recognizer,
+            prompt_tokens: s.prompt_tokens,
+            generated_tokens: s.generated_tokens,
+        }),
         blocks: page.map(|p| blocks_json(p, size)).unwrap_or_default(),
     }
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use deepread_pdf::Document;
 
-use crate::events::{Block, PageEvent};
+use crate::events::{Block, PageEvent, PageStats};
 
 pub use error::ExportError;
 pub use figures::{crop_figure, figure_render_size, write_figures, FIGURES_DIR, FIGURE_DPI};
@@ -56,6 +56,8 @@ pub struct PageExport {
     /// The page's final Markdown, made with [`crate::markdown::MarkdownOptions::for_page`], so its
     /// figure links are `images/{page}_{n}.png`.
     pub markdown: String,
+    /// Who read the page and what it took, for pages that were read (done or looped).
+    pub stats: Option<PageStats>,
 }
 
 /// How the reading of a page ended.
@@ -75,18 +77,25 @@ impl PageExport {
     /// The export of a page whose reading has ended, from the event that ended it; `None` for
     /// events that do not end a page.
     pub fn from_event(event: &PageEvent) -> Option<PageExport> {
-        let (index, status, blocks, markdown) = match event {
+        let (index, status, blocks, markdown, stats) = match event {
             PageEvent::Done {
                 page,
                 markdown,
                 blocks,
-                ..
-            } => (*page, PageStatus::Read, blocks.clone(), markdown.clone()),
+                stats,
+            } => (
+                *page,
+                PageStatus::Read,
+                blocks.clone(),
+                markdown.clone(),
+                Some(stats.clone()),
+            ),
             PageEvent::Looped {
                 page,
                 markdown,
                 blocks,
                 reason,
+                stats,
             } => (
                 *page,
                 PageStatus::Looped {
@@ -94,6 +103,7 @@ impl PageExport {
                 },
                 blocks.clone(),
                 markdown.clone(),
+                Some(stats.clone()),
             ),
             PageEvent::Failed { page, error } => (
                 *page,
@@ -102,6 +112,7 @@ impl PageExport {
                 },
                 Vec::new(),
                 String::new(),
+                None,
             ),
             _ => return None,
         };
@@ -110,6 +121,7 @@ impl PageExport {
             status,
             blocks,
             markdown,
+            stats,
         })
     }
 }
@@ -188,6 +200,11 @@ mod tests {
         let page = PageExport::from_event(&done).unwrap();
         assert_eq!((page.index, &page.status), (3, &PageStatus::Read));
         assert_eq!((page.blocks, page.markdown.as_str()), (blocks, "Hello"));
+        assert_eq!(
+            page.stats.map(|s| (s.recognizer, s.generated_tokens)),
+            Some(("text-layer".to_owned(), 1)),
+            "a read page keeps who read it"
+        );
 
         let failed = PageEvent::Failed {
             page: 1,
@@ -200,6 +217,7 @@ mod tests {
                 error: "out of memory".into()
             }
         );
+        assert_eq!(page.stats, None, "a failed page was not read");
         assert!(PageExport::from_event(&PageEvent::Started { page: 0 }).is_none());
     }
 

@@ -169,6 +169,7 @@ fn cached_event(page: usize, cached: CachedPage) -> PageEvent {
             markdown: cached.markdown,
             blocks: cached.blocks,
             reason,
+            stats: cached.stats,
         },
         None => PageEvent::Done {
             page,

@@ -144,6 +144,7 @@ impl<'a> EventSink<'a> {
                     markdown,
                     blocks,
                     reason,
+                    stats,
                 });
             }
         }

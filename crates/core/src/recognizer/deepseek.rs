@@ -4,14 +4,12 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use candle_core::{DType, Device};
+use deepread_engine::device::{place, Placement};
 use deepread_engine::preprocess::{preprocess, PreprocessConfig};
 use deepread_engine::prompt::{build_prompt_ids, PromptPreset, Tokenizer};
-use deepread_engine::{
-    default_device, EngineError, Flow, GenerateOptions, Ocr, PageImage, PageOutput, TextEvent,
-};
+use deepread_engine::{EngineError, Flow, GenerateOptions, Ocr, PageImage, PageOutput, TextEvent};
 use deepread_pdf::RenderSize;
 use image::RgbImage;
 use serde::{Deserialize, Serialize};
@@ -48,12 +46,19 @@ pub enum Resolution {
     BaseOnly,
 }
 
-/// Where model weights are looked for when no folder is named: `DEEPREAD_MODEL`, else
-/// `models/DeepSeek-OCR-2` (models/README.md).
-pub fn default_model_dir() -> PathBuf {
-    std::env::var_os("DEEPREAD_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("models/DeepSeek-OCR-2"))
+/// The model folder to read with: `explicit` (the CLI's `--model`), else `DEEPREAD_MODEL`, the Hugging Face
+/// cache, the platform data folder (deepread-models says why each place did not count).
+pub fn locate_model(explicit: Option<&Path>) -> Result<PathBuf, ModelError> {
+    deepread_models::locate(explicit)
+        .map(|located| located.dir)
+        .map_err(|not_found| ModelError::Missing(Box::new(not_found)))
+}
+
+/// Where the model reads in this process, found once: the GPU when the build and the card allow, else the
+/// CPU with the reason why not. The app's engine status shows it before any model is loaded.
+pub fn engine_placement() -> &'static Placement {
+    static PLACEMENT: OnceLock<Placement> = OnceLock::new();
+    PLACEMENT.get_or_init(place)
 }
 
 impl ReadingMode {
@@ -68,8 +73,10 @@ impl ReadingMode {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    #[error("no DeepSeek-OCR-2 weights in {0}: put the model's files there (see models/README.md), or read born-digital PDFs through their text layer")]
-    Missing(PathBuf),
+    #[error("no DeepSeek-OCR-2 weights to read with (download them with `deepread models download` or the window's Download button; born-digital PDFs are read through their text layer): {0}")]
+    Missing(Box<deepread_models::NotFound>),
+    #[error("no DeepSeek-OCR-2 weights in {0}: it needs config.json, tokenizer.json and the *.safetensors files")]
+    NotAModel(PathBuf),
     #[error("the model in {dir} could not be loaded: {source}")]
     Load {
         dir: PathBuf,
@@ -100,13 +107,15 @@ impl DeepSeekOcr2 {
     /// Loads the model in `dir` on the best device there is.
     pub fn load(dir: &Path, mode: ReadingMode, in_flight: usize) -> Result<Self, ModelError> {
         if !dir.join("config.json").is_file() {
-            return Err(ModelError::Missing(dir.to_path_buf()));
+            return Err(ModelError::NotAModel(dir.to_path_buf()));
         }
-        let (device, dtype) = default_device();
-        tracing::info!(dir = %dir.display(), ?device, ?dtype, "loading DeepSeek-OCR-2");
-        let ocr = Ocr::load(dir, &device, dtype).map_err(|source| ModelError::Load {
-            dir: dir.to_path_buf(),
-            source,
+        let placement = engine_placement();
+        tracing::info!(dir = %dir.display(), device = %placement.describe(), "loading DeepSeek-OCR-2");
+        let ocr = Ocr::load(dir, &placement.device, placement.dtype).map_err(|source| {
+            ModelError::Load {
+                dir: dir.to_path_buf(),
+                source,
+            }
         })?;
         let files = hash_model_files(dir)?;
         let options = GenerateOptions::default();
@@ -144,20 +153,10 @@ impl DeepSeekOcr2 {
         self.resolution
     }
 
-    /// Where the model runs, in words: "CUDA, bf16", "CPU, f32".
-    pub fn device_name(&self) -> String {
-        let model = self.ocr.engine().model();
-        format!(
-            "{}, {}",
-            device_kind(model.device()),
-            dtype_name(model.dtype())
-        )
-    }
-
     /// Bytes in use on the model's device (the whole GPU, as nvidia-smi counts it); `None` off CUDA,
     /// where there is no device memory apart from the process's own.
     pub fn device_memory_used(&self) -> Option<u64> {
-        device_memory_used(self.ocr.engine().model().device())
+        deepread_engine::device::memory_used(self.ocr.engine().model().device())
     }
 
     /// One page as the engine takes it, at this reading's resolution.
@@ -292,31 +291,6 @@ pub fn base_only_input(
         prompt_ids,
         image: Some(PageImage::from(&prepared)),
     })
-}
-
-fn device_kind(device: &Device) -> &'static str {
-    match device {
-        Device::Cpu => "CPU",
-        Device::Cuda(_) => "CUDA",
-        Device::Metal(_) => "Metal",
-    }
-}
-
-fn dtype_name(dtype: DType) -> String {
-    format!("{dtype:?}").to_ascii_lowercase()
-}
-
-/// Memory in use on the whole device (what nvidia-smi shows), or None off CUDA.
-#[cfg(feature = "cuda")]
-fn device_memory_used(device: &Device) -> Option<u64> {
-    let cuda = device.as_cuda_device().ok()?;
-    let (free, total) = cuda.cuda_stream().context().mem_get_info().ok()?;
-    Some((total - free) as u64)
-}
-
-#[cfg(not(feature = "cuda"))]
-fn device_memory_used(_device: &Device) -> Option<u64> {
-    None
 }
 
 fn is_out_of_memory(message: &str) -> bool {

@@ -9,8 +9,8 @@ use deepread_pdf::{PageSize, RenderSize, Word};
 use image::RgbImage;
 
 pub use deepseek::{
-    base_only_input, default_model_dir, DeepSeekOcr2, ModelError, ReadingMode, Resolution,
-    RENDER_DPI,
+    base_only_input, engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode,
+    Resolution, RENDER_DPI,
 };
 pub use replay::ReplayRecognizer;
 pub use text_layer::TextLayerRecognizer;

@@ -1,0 +1,190 @@
+//! The model path end to end on the CPU: `deepread synthesize` writes a tiny DeepSeek-OCR-2 with the real
+//! tokenizer and vocabulary and random weights, and `deepread convert --model` reads a real PDF with it through
+//! the same loading, rendering, preprocessing, generation, loop sentinel, cache and export as the real model.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("DEEPREAD_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
+}
+
+fn fixture(relative: &str) -> PathBuf {
+    let path = fixtures().join(relative);
+    assert!(path.exists(), "fixture {} is missing", path.display());
+    path
+}
+
+fn pdfium() -> PathBuf {
+    std::env::var_os("DEEPREAD_PDFIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps/pdfium/libpdfium.so")
+        })
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// One US-letter page of a born-digital paper.
+const PAPER: &str = "pdfs/born_digital_papers_math_tables/docling__2305.03393v1-pg9.pdf";
+const STEM: &str = "docling__2305.03393v1-pg9";
+/// The engine's debug line for each page it runs vision and prefill on: seen only when the model reads.
+const MODEL_RAN: &str = "page prefilled";
+
+/// `deepread synthesize --config tiny` into `dir/model`.
+fn synthesize_tiny(dir: &Path) -> PathBuf {
+    let model = dir.join("model");
+    let run = Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .args([
+            "synthesize",
+            "--config",
+            "tiny",
+            "--seed",
+            "1",
+            "--tokenizer",
+        ])
+        .arg(fixture("tokenizer"))
+        .arg("--out")
+        .arg(&model)
+        .output()
+        .expect("deepread runs");
+    assert!(run.status.success(), "{}", stderr(&run));
+    model
+}
+
+/// `deepread convert PAPER` with the model in `model`, a cache file of the test's own, and the engine's debug log.
+fn convert(dir: &Path, model: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .arg("convert")
+        .arg(fixture(PAPER))
+        .arg("-o")
+        .arg(dir.join("out"))
+        .arg("--json")
+        .arg("--model")
+        .arg(model)
+        .arg("--cache")
+        .arg(dir.join("cache.sqlite3"))
+        .env("DEEPREAD_PDFIUM", pdfium())
+        .env("RUST_LOG", "deepread_engine::engine=debug")
+        .output()
+        .expect("deepread runs")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn the_tiny_model_reads_a_real_pdf_and_a_second_run_answers_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = synthesize_tiny(dir.path());
+
+    let first = convert(dir.path(), &model);
+    let log = stderr(&first);
+    // Random weights never write the end token in time: the loop sentinel stops the page, and the
+    // exit status says a page looped (--help: 6, what was read is written).
+    assert_eq!(first.status.code(), Some(6), "{log}");
+    assert_eq!(
+        log.matches(MODEL_RAN).count(),
+        1,
+        "the model read the page once: {log}"
+    );
+    assert!(log.contains("page 1 looped"), "{log}");
+
+    let markdown = read(&dir.path().join(format!("out/{STEM}.md")));
+    assert!(
+        !markdown.trim().is_empty(),
+        "what came before the loop is kept"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join(format!("out/{STEM}.json")))).unwrap();
+    let page = &json["pages"][0];
+    assert_eq!(page["status"], "looped", "{page}");
+    assert_eq!(page["read_by"]["recognizer"], "DeepSeek-OCR-2", "{page}");
+    assert!(
+        page["read_by"]["generated_tokens"].as_u64().unwrap() > 0,
+        "{page}"
+    );
+    // Spec §3: a letter page at 144 dpi (1224×1584) is cut into 2×3 tiles, 6·144 + 256 + 1 image tokens; with
+    // BOS and the layout prompt's 9 ids (fixtures/tokenizer README).
+    assert_eq!(
+        page["read_by"]["prompt_tokens"],
+        1 + 6 * 144 + 256 + 1 + 9,
+        "{page}"
+    );
+
+    let second = convert(dir.path(), &model);
+    let log = stderr(&second);
+    assert_eq!(
+        second.status.code(),
+        Some(6),
+        "the output still holds a looped page: {log}"
+    );
+    assert!(
+        log.contains("all 1 page(s) from the cache, nothing read again"),
+        "{log}"
+    );
+    assert!(
+        !log.contains(MODEL_RAN),
+        "the model did not run again: {log}"
+    );
+    let again: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join(format!("out/{STEM}.json")))).unwrap();
+    assert_eq!(again["pages"][0], *page, "the cached page is the page read");
+    assert_eq!(read(&dir.path().join(format!("out/{STEM}.md"))), markdown);
+}
+
+#[test]
+fn damaged_weights_exit_4_naming_the_file_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = synthesize_tiny(dir.path());
+    let weights = model.join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    std::fs::write(&weights, &bytes[..bytes.len() / 2]).unwrap();
+
+    let run = convert(dir.path(), &model);
+    let log = stderr(&run);
+    assert_eq!(run.status.code(), Some(4), "{log}");
+    assert!(log.contains(&weights.display().to_string()), "{log}");
+    assert!(log.contains("damaged"), "{log}");
+    assert!(
+        !dir.path().join("out").exists(),
+        "no output for a model that did not load"
+    );
+}
+
+#[test]
+fn synthesize_names_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .args(["synthesize", "--config", "tiny", "--tokenizer"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(dir.path().join("model"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("no tokenizer.json"),
+        "{}",
+        stderr(&run)
+    );
+
+    let run = Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .args(["synthesize", "--config", "small", "--tokenizer"])
+        .arg(fixture("tokenizer"))
+        .arg("--out")
+        .arg(dir.path().join("model"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("`tiny`, `full` or a config.json"),
+        "{}",
+        stderr(&run)
+    );
+}
