@@ -91,7 +91,7 @@ pub fn download_model(
     app: AppHandle,
     download: State<'_, ModelDownload>,
 ) -> Result<(), String> {
-    download.start(events, move |_dir| app.state::<Readings>().forget_model())
+    download.start(events, move || app.state::<Readings>().forget_model())
 }
 
 /// Stops the model download; what was fetched is kept, and the next download resumes it.

@@ -1,7 +1,6 @@
 //! The first-run model download, started from the window: DeepSeek-OCR-2 fetched into the Hugging Face cache
 //! on a thread of its own, its progress sent over the command's channel, stoppable with Cancel.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -45,12 +44,12 @@ pub struct ModelDownload {
 }
 
 impl ModelDownload {
-    /// Starts downloading to the Hugging Face cache the environment names; `on_finished` runs with the model
-    /// folder once every file is there and checked. Refused while a download runs.
+    /// Starts downloading to the Hugging Face cache the environment names; `on_finished` runs once every file
+    /// is there and checked, before the window hears of it. Refused while a download runs.
     pub fn start(
         &self,
         channel: Channel<DownloadEvent>,
-        on_finished: impl FnOnce(PathBuf) + Send + 'static,
+        on_finished: impl FnOnce() + Send + 'static,
     ) -> Result<(), String> {
         let options = DownloadOptions::from_env(&Env::from_process()).map_err(|e| e.to_string())?;
         let cancel = {
@@ -61,18 +60,21 @@ impl ModelDownload {
             running.insert(Arc::new(AtomicBool::new(false))).clone()
         };
         let running = Arc::clone(&self.running);
-        std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("deepread-model-download".into())
             .spawn(move || {
                 let event = fetch(&options, &cancel, &channel);
-                if let DownloadEvent::Finished { dir } = &event {
-                    on_finished(PathBuf::from(dir));
+                if let DownloadEvent::Finished { .. } = &event {
+                    on_finished();
                 }
                 *running.lock().unwrap_or_else(PoisonError::into_inner) = None;
                 let _ = channel.send(event);
-            })
-            .map(drop)
-            .map_err(|e| format!("The download could not start: {e}"))
+            });
+        if let Err(error) = spawned {
+            *self.running.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            return Err(format!("The download could not start: {error}"));
+        }
+        Ok(())
     }
 
     /// Stops the download in progress, if any; it ends with [`DownloadEvent::Cancelled`].

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use deepread_core::export::{write_json, write_markdown, DocumentExport, PageExport, PageStatus};
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
-use deepread_core::recognizer::{locate_model, DeepSeekOcr2, Recognizer, TextLayerRecognizer};
+use deepread_core::recognizer::{
+    engine_placement, locate_model, DeepSeekOcr2, Recognizer, TextLayerRecognizer,
+};
 use deepread_pdf::Document;
 use deepread_store::Store;
 
@@ -117,10 +119,18 @@ fn recognizer(args: &ConvertArgs) -> Result<Box<dyn Recognizer>, Failure> {
         EngineChoice::Text => Box::new(TextLayerRecognizer::new()),
         EngineChoice::Deepseek => {
             let dir = locate_model(args.model.as_deref()).map_err(Failure::model)?;
-            Box::new(
-                DeepSeekOcr2::load(&dir, args.mode.into(), args.in_flight)
-                    .map_err(Failure::model)?,
-            )
+            let model = DeepSeekOcr2::load(&dir, args.mode.into(), args.in_flight)
+                .map_err(Failure::model)?;
+            let placement = engine_placement();
+            eprintln!(
+                "DeepSeek-OCR-2 from {} on {}",
+                dir.display(),
+                placement.describe()
+            );
+            if let Some(problem) = &placement.problem {
+                eprintln!("{problem}");
+            }
+            Box::new(model)
         }
     })
 }

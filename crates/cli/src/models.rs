@@ -85,7 +85,18 @@ fn list(explicit: Option<&Path>) -> Result<(), Failure> {
             "No model found: download it with `deepread models download`, or name its folder with --model."
         ),
     }
+    print_device();
     Ok(())
+}
+
+/// Where the model reads: the GPU with its memory and compute capability beside the build's, or the CPU
+/// and why a GPU that is there is not used.
+fn print_device() {
+    let placement = deepread_engine::device::place();
+    println!("Reads on: {}", placement.describe());
+    if let Some(problem) = &placement.problem {
+        println!("{problem}");
+    }
 }
 
 /// One place, e.g. `* 3. Hugging Face cache, pinned revision aaa02f3: /…/snapshots/aaa…: 3 files, 6.79 GB`.

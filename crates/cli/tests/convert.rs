@@ -3,25 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn fixtures() -> PathBuf {
-    std::env::var_os("DEEPREAD_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-}
-
-fn fixture(relative: &str) -> PathBuf {
-    let path = fixtures().join(relative);
-    assert!(path.is_file(), "fixture {} is missing", path.display());
-    path
-}
-
-fn pdfium() -> PathBuf {
-    std::env::var_os("DEEPREAD_PDFIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps/pdfium/libpdfium.so")
-        })
-}
+mod common;
+use common::{fixture, pdfium, stderr};
 
 /// The binary with a cache of its own, so tests never share or touch the user's cache.
 fn deepread(cache: &Path, args: &[&str]) -> Output {
@@ -33,10 +16,6 @@ fn deepread(cache: &Path, args: &[&str]) -> Output {
         .env("DEEPREAD_MODEL", "/nonexistent/model")
         .output()
         .expect("deepread runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 const PAPER: &str = "pdfs/born_digital_papers_math_tables/docling__2305.03393v1-pg9.pdf";

@@ -5,29 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn fixtures() -> PathBuf {
-    std::env::var_os("DEEPREAD_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-}
-
-fn fixture(relative: &str) -> PathBuf {
-    let path = fixtures().join(relative);
-    assert!(path.exists(), "fixture {} is missing", path.display());
-    path
-}
-
-fn pdfium() -> PathBuf {
-    std::env::var_os("DEEPREAD_PDFIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps/pdfium/libpdfium.so")
-        })
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+mod common;
+use common::{fixture, pdfium, stderr};
 
 /// One US-letter page of a born-digital paper.
 const PAPER: &str = "pdfs/born_digital_papers_math_tables/docling__2305.03393v1-pg9.pdf";
@@ -94,6 +73,10 @@ fn the_tiny_model_reads_a_real_pdf_and_a_second_run_answers_from_the_cache() {
         "the model read the page once: {log}"
     );
     assert!(log.contains("page 1 looped"), "{log}");
+    assert!(
+        log.contains(&format!("DeepSeek-OCR-2 from {} on ", model.display())),
+        "convert says which model reads, and on what: {log}"
+    );
 
     let markdown = read(&dir.path().join(format!("out/{STEM}.md")));
     assert!(

@@ -93,6 +93,17 @@ fn download_fills_the_hf_cache_and_list_then_finds_it() {
         stdout.contains(&format!("Uses {}", snapshot.display())),
         "{stdout}"
     );
+    // And where it reads: this CPU build says so; a CUDA build names the GPU and both capabilities.
+    let device = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("Reads on: "))
+        .unwrap_or_else(|| panic!("no device line: {stdout}"));
+    assert!(
+        device == "CPU, f32; built without CUDA"
+            || device.contains("compute capability")
+                && device.contains("; built for compute capability"),
+        "{device}"
+    );
 }
 
 #[test]
