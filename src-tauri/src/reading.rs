@@ -299,7 +299,7 @@ impl Readings {
             Ok(model) => (Arc::new(model.with_reading(mode, resolution)), None),
             Err(no_model) => (
                 Arc::new(TextLayerRecognizer::new()),
-                Some(text_layer_notice(&no_model.why)),
+                Some(reading_notice(&no_model)),
             ),
         }
     }
@@ -341,6 +341,16 @@ fn replay_pause() -> std::time::Duration {
         .map_or(REPLAY_PAUSE, |ms| {
             std::time::Duration::from_secs_f64(ms / 1e3)
         })
+}
+
+/// The status bar's word on reading without the model: short when there are simply no weights yet (the
+/// panel offers them; the engine status' tooltip lists every place looked).
+fn reading_notice(no_model: &NoModel) -> String {
+    if no_model.missing {
+        "DeepSeek-OCR-2 is not on this computer yet: reading the PDF's own text layer.".to_owned()
+    } else {
+        text_layer_notice(&no_model.why)
+    }
 }
 
 fn text_layer_notice(why: &str) -> String {
