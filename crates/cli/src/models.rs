@@ -1,12 +1,12 @@
 //! `deepread models list|download|verify`: where the model is looked for and what is there, fetching
-//! it from the Hugging Face hub, and whether its weights load. [`model_dir`] is the folder the other
-//! commands read with when no `--model` is given.
+//! it from the Hugging Face hub, and whether its weights load.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use deepread_core::recognizer::locate_model;
 use deepread_engine::Model;
 use deepread_models::{
     candidates, locate_in, DownloadError, DownloadOptions, Env, ModelFiles, Place, Progress,
@@ -51,21 +51,9 @@ pub fn run(command: ModelsCommand) -> Result<(), Failure> {
     match command {
         ModelsCommand::List { model } => list(model.as_deref()),
         ModelsCommand::Download(args) => download(args),
-        ModelsCommand::Verify { model } => verify(&model_dir(model.as_deref())?),
-    }
-}
-
-/// The model folder to read with: `explicit` (`--model`), else the first place `deepread models list`
-/// shows holding a model. A miss lists every place looked and how to get the model.
-pub fn model_dir(explicit: Option<&Path>) -> Result<PathBuf, Failure> {
-    match locate_in(explicit, &Env::from_process()) {
-        Ok(located) => {
-            tracing::debug!(dir = %located.dir.display(), source = %located.source, "model found");
-            Ok(located.dir)
+        ModelsCommand::Verify { model } => {
+            verify(&locate_model(model.as_deref()).map_err(Failure::model)?)
         }
-        Err(not_found) => Err(Failure::Model(format!(
-            "{not_found}\nDownload it with `deepread models download`, or name its folder with --model."
-        ))),
     }
 }
 
