@@ -19,8 +19,6 @@ use tauri::ipc::Channel;
 
 use crate::coalesce;
 
-/// Pages the model reads at once.
-const PAGES_IN_FLIGHT: usize = 4;
 /// Recorded output plays at about 1,000 tokens a second, a fast GPU's pace for one page, unless
 /// `DEEPREAD_REPLAY_PAUSE_MS` sets the pause per token, fractions allowed (a slower demo, a test that
 /// watches a page being read, one that streams at a GPU's pace).
@@ -324,7 +322,7 @@ fn load_model() -> Result<Arc<DeepSeekOcr2>, NoModel> {
         why: format!("{error}."),
     };
     let dir = locate_model(None).map_err(no_model)?;
-    DeepSeekOcr2::load(&dir, ReadingMode::Layout, PAGES_IN_FLIGHT)
+    DeepSeekOcr2::load(&dir, ReadingMode::Layout, None)
         .map(Arc::new)
         .map_err(no_model)
 }

@@ -41,9 +41,9 @@ pub struct ConvertArgs {
     /// Model folder (default: $DEEPREAD_MODEL, the Hugging Face cache, then the data folder: `deepread models list`).
     #[arg(long)]
     model: Option<PathBuf>,
-    /// Pages read at once by the model.
-    #[arg(long, default_value_t = 4)]
-    in_flight: usize,
+    /// Most pages the model reads at once (default: as many as the GPU's memory holds, up to 64; 4 on the CPU).
+    #[arg(long)]
+    in_flight: Option<usize>,
     /// Cache file (default: the platform's data folder).
     #[arg(long)]
     cache: Option<PathBuf>,

@@ -12,7 +12,7 @@ use common::{fixture, pdfium, stderr};
 const PAPER: &str = "pdfs/born_digital_papers_math_tables/docling__2305.03393v1-pg9.pdf";
 const STEM: &str = "docling__2305.03393v1-pg9";
 /// The engine's debug line for each page it runs vision and prefill on: seen only when the model reads.
-const MODEL_RAN: &str = "page prefilled";
+const MODEL_RAN: &str = "page joined";
 
 /// `deepread synthesize --config tiny` into `dir/model`.
 fn synthesize_tiny(dir: &Path) -> PathBuf {
@@ -48,7 +48,7 @@ fn convert(dir: &Path, model: &Path) -> Output {
         .arg("--cache")
         .arg(dir.join("cache.sqlite3"))
         .env("DEEPREAD_PDFIUM", pdfium())
-        .env("RUST_LOG", "deepread_engine::engine=debug")
+        .env("RUST_LOG", "deepread_engine::scheduler=debug")
         .output()
         .expect("deepread runs")
 }

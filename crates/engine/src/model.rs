@@ -132,12 +132,7 @@ impl Model {
 
     /// The embeddings one image contributes to the prompt: (tiles·144 + 256 + 1, hidden) at the real geometry.
     pub fn image_features(&self, image: &PageImage) -> Result<Tensor> {
-        if image.num_tiles > 0 && image.tile_size != TILE_SIZE {
-            return Err(EngineError::Input(format!(
-                "tiles of {0}×{0} pixels; DeepSeek-OCR-2 tiles are {TILE_SIZE}×{TILE_SIZE}",
-                image.tile_size
-            )));
-        }
+        check_tile_size(image)?;
         let global = self.views_tensor(&image.global, 1, image.base_size)?;
         let tiles = if image.num_tiles > 0 {
             Some(self.views_tensor(&image.tiles, image.num_tiles, image.tile_size)?)
@@ -145,6 +140,30 @@ impl Model {
             None
         };
         self.vision.image_embeddings(&global, tiles.as_ref())
+    }
+
+    /// Views of `image` that [`Self::view_embeddings`] takes one at a time: its tiles, then the global view.
+    pub fn view_count(image: &PageImage) -> usize {
+        image.num_tiles + 1
+    }
+
+    /// One view's projected queries (1, N, hidden): tile `view` for `view < num_tiles`, else the global view.
+    /// [`VisionTower::assemble`] puts every view's together into the image's embeddings.
+    pub fn view_embeddings(&self, image: &PageImage, view: usize) -> Result<Tensor> {
+        let pixels = if view < image.num_tiles {
+            check_tile_size(image)?;
+            let len = 3 * image.tile_size * image.tile_size;
+            let tile = image
+                .tiles
+                .get(view * len..(view + 1) * len)
+                .ok_or_else(|| {
+                    EngineError::Input(format!("tile {view} is missing from the image's pixels"))
+                })?;
+            self.views_tensor(tile, 1, image.tile_size)?
+        } else {
+            self.views_tensor(&image.global, 1, image.base_size)?
+        };
+        self.vision.embed_views(&pixels)
     }
 
     /// Prompt embeddings (L, hidden): token embeddings with the `<image>` positions replaced, in order, by the
@@ -206,4 +225,14 @@ impl Model {
         let (hidden, _) = self.prefill(embeds, embeds.dim(0)?)?;
         self.text.logits(&hidden)
     }
+}
+
+fn check_tile_size(image: &PageImage) -> Result<()> {
+    if image.num_tiles > 0 && image.tile_size != TILE_SIZE {
+        return Err(EngineError::Input(format!(
+            "tiles of {0}×{0} pixels; DeepSeek-OCR-2 tiles are {TILE_SIZE}×{TILE_SIZE}",
+            image.tile_size
+        )));
+    }
+    Ok(())
 }

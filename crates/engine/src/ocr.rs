@@ -1,6 +1,7 @@
 //! Reading page images end to end: preprocessing, the prompt, generation, and the generated ids
 //! turned back into text as it streams. What the CLI and the reading pipeline call.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use candle_core::{DType, Device};
@@ -12,6 +13,7 @@ use crate::generate::GenerateOptions;
 use crate::model::PageImage;
 use crate::preprocess::{preprocess, PreprocessConfig};
 use crate::prompt::{build_prompt_ids, TextStreamer, Tokenizer};
+use crate::scheduler::{PageSource, Schedule, ScheduleReport};
 
 /// What [`Ocr::read`] reports while pages are generated.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +28,15 @@ pub enum TextEvent {
     Finished {
         page: usize,
         stats: PageStats,
+    },
+    /// The page could not be read; the others go on.
+    Failed {
+        page: usize,
+        error: String,
+    },
+    /// GPU memory ran short: at most `slots` pages decode together from now on (once per reading).
+    FewerSlots {
+        slots: usize,
     },
 }
 
@@ -68,21 +79,62 @@ impl Ocr {
         })
     }
 
-    /// Generates every page, streaming each page's text through `on_event`; the callback may stop
-    /// a page.
+    /// Generates every page of `pages` as one group, streaming each page's text through `on_event`; the
+    /// callback may stop a page. Returns the pages' outputs in input order.
     pub fn read<F: FnMut(TextEvent) -> Flow>(
         &self,
         pages: &[PageInput],
         options: &GenerateOptions,
         mut on_event: F,
     ) -> Result<Vec<PageOutput>> {
-        let mut streams: Vec<Stream<'_>> =
-            pages.iter().map(|_| Stream::new(&self.tokenizer)).collect();
-        self.engine.generate(pages, options, |event| match event {
+        let mut texts = TextEvents::new(&self.tokenizer);
+        self.engine
+            .generate(pages, options, |event| texts.handle(event, &mut on_event))
+    }
+
+    /// Reads the pages of `source` under `schedule` (continuous batching: [`Schedule::for_engine`]),
+    /// streaming each page's text through `on_event` as it is generated; the callback may stop a page.
+    /// Pages are numbered in the order the source gives them.
+    pub fn read_pages(
+        &self,
+        source: &mut dyn PageSource,
+        schedule: &Schedule,
+        options: &GenerateOptions,
+        on_event: &mut dyn FnMut(TextEvent) -> Flow,
+    ) -> Result<ScheduleReport> {
+        let mut texts = TextEvents::new(&self.tokenizer);
+        self.engine
+            .read_pages(source, schedule, options, &mut |event| {
+                texts.handle(event, on_event)
+            })
+    }
+}
+
+/// Generated ids turned into text events, page by page.
+struct TextEvents<'a> {
+    tokenizer: &'a Tokenizer,
+    streams: HashMap<usize, Stream<'a>>,
+}
+
+impl<'a> TextEvents<'a> {
+    fn new(tokenizer: &'a Tokenizer) -> Self {
+        TextEvents {
+            tokenizer,
+            streams: HashMap::new(),
+        }
+    }
+
+    fn handle(
+        &mut self,
+        event: GenerateEvent,
+        on_event: &mut dyn FnMut(TextEvent) -> Flow,
+    ) -> Flow {
+        match event {
             GenerateEvent::Token { page, token_id } => {
-                let Some(stream) = streams.get_mut(page) else {
-                    return Flow::StopPage;
-                };
+                let stream = self
+                    .streams
+                    .entry(page)
+                    .or_insert_with(|| Stream::new(self.tokenizer));
                 match stream.push(token_id) {
                     Some(text) => on_event(TextEvent::Text {
                         page,
@@ -93,13 +145,20 @@ impl Ocr {
                 }
             }
             GenerateEvent::Finished { page, stats } => {
-                if let Some(text) = streams.get_mut(page).and_then(Stream::finish) {
-                    let tokens = streams.get_mut(page).map_or(0, Stream::take_tokens);
-                    on_event(TextEvent::Text { page, text, tokens });
+                if let Some(mut stream) = self.streams.remove(&page) {
+                    if let Some(text) = stream.finish() {
+                        let tokens = stream.take_tokens();
+                        on_event(TextEvent::Text { page, text, tokens });
+                    }
                 }
                 on_event(TextEvent::Finished { page, stats })
             }
-        })
+            GenerateEvent::Failed { page, error } => {
+                self.streams.remove(&page);
+                on_event(TextEvent::Failed { page, error })
+            }
+            GenerateEvent::FewerSlots { slots } => on_event(TextEvent::FewerSlots { slots }),
+        }
     }
 }
 

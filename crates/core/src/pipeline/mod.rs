@@ -13,7 +13,7 @@ use deepread_pdf::Document;
 use deepread_store::{now_ms, DocumentRecord};
 
 use crate::events::PageEvent;
-use crate::recognizer::{PageInput, Recognizer};
+use crate::recognizer::Recognizer;
 use crate::sentinel::SentinelConfig;
 
 pub use cache::{Cache, CachedPage};
@@ -22,8 +22,8 @@ pub use cancel::CancelToken;
 use prepare::PreparedPages;
 use sink::{EventSink, ReadingContext};
 
-/// Pages prepared ahead of the recognizer.
-const PREPARE_AHEAD: usize = 4;
+/// Pages prepared ahead of the recognizer: enough for a GPU whose pages leave several a second.
+const PREPARE_AHEAD: usize = 8;
 
 /// What to read and how.
 #[derive(Debug, Clone)]
@@ -91,16 +91,17 @@ pub fn read_document(
         None => pages,
     };
     if !to_read.is_empty() && !cancel.is_cancelled() {
-        let prepared = PreparedPages::start(
-            Arc::clone(document),
-            to_read,
-            recognizer.needs(),
-            PREPARE_AHEAD,
-        );
-        let mut failures = Vec::new();
-        let mut inputs = prepared_inputs(&prepared, &mut failures);
-        recognizer.read(&mut inputs, &mut sink);
-        drop(inputs);
+        let failures = std::thread::scope(|scope| {
+            let mut prepared = PreparedPages::start(
+                scope,
+                Arc::clone(document),
+                to_read,
+                recognizer,
+                PREPARE_AHEAD,
+            );
+            recognizer.read(&mut prepared, &mut sink);
+            std::mem::take(&mut prepared.failures)
+        });
         for (page, error) in failures {
             sink.fail_unread(page, error);
         }
@@ -178,18 +179,4 @@ fn cached_event(page: usize, cached: CachedPage) -> PageEvent {
             stats: cached.stats,
         },
     }
-}
-
-/// The prepared pages as the recognizer pulls them; pages that failed to prepare are set aside to be
-/// reported once the recognizer is done with the sink.
-fn prepared_inputs<'a>(
-    prepared: &'a PreparedPages,
-    failures: &'a mut Vec<(usize, String)>,
-) -> impl Iterator<Item = PageInput> + 'a {
-    std::iter::from_fn(move || loop {
-        match prepared.next()? {
-            Ok(input) => return Some(input),
-            Err(failure) => failures.push(failure),
-        }
-    })
 }

@@ -1,58 +1,93 @@
-//! Pages prepared ahead of the recognizer on a worker thread: rendered and/or their text layer read,
-//! so the GPU never waits for PDFium.
+//! Pages prepared ahead of the recognizer on worker threads: rendered and/or their text layer read (PDFium
+//! takes one call at a time), then the recognizer's own CPU work on them (the model's resizing and tiling,
+//! which runs in parallel), so the GPU never waits for the CPU.
 
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::thread::Scope;
 
 use deepread_pdf::Document;
 
-use crate::recognizer::{PageInput, PageNeeds};
+use crate::recognizer::{Fed, PageFeed, PageInput, PageNeeds, Recognizer};
 
 /// A page that could not be prepared, with the reason a person can read.
 pub type PrepareFailure = (usize, String);
 
+/// Threads preparing pages: enough to keep a GPU reading several pages a second fed on a 4-core machine,
+/// few enough to leave the reading thread a core.
+const MAX_WORKERS: usize = 4;
+
 pub struct PreparedPages {
     receiver: Receiver<Result<PageInput, PrepareFailure>>,
-    worker: Option<JoinHandle<()>>,
+    /// Pages that failed to prepare, reported once the recognizer is done with the sink.
+    pub failures: Vec<PrepareFailure>,
 }
 
 impl PreparedPages {
-    /// Starts preparing `pages` in order, keeping at most `ahead` pages ready.
-    pub fn start(
+    /// Starts preparing `pages` in order on threads of `scope`, keeping about `ahead` pages ready. The
+    /// threads stop once this is dropped.
+    pub fn start<'scope>(
+        scope: &'scope Scope<'scope, '_>,
         document: Arc<Document>,
         pages: Vec<usize>,
-        needs: PageNeeds,
+        recognizer: &'scope dyn Recognizer,
         ahead: usize,
     ) -> Self {
         let (sender, receiver) = sync_channel(ahead.max(1));
-        let worker = std::thread::Builder::new()
-            .name("deepread-prepare".into())
-            .spawn(move || {
-                for page in pages {
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get().saturating_sub(1))
+            .clamp(1, MAX_WORKERS)
+            .min(pages.len().max(1));
+        let pages = Arc::new(pages);
+        let next = Arc::new(AtomicUsize::new(0));
+        let needs = recognizer.needs();
+        for _ in 0..workers {
+            let (sender, document, pages, next) = (
+                sender.clone(),
+                Arc::clone(&document),
+                Arc::clone(&pages),
+                Arc::clone(&next),
+            );
+            let work = move || {
+                while let Some(&page) = pages.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let prepared = prepare_page(&document, page, needs).and_then(|mut input| {
+                        recognizer.prepare(&mut input).map_err(|e| (page, e))?;
+                        Ok(input)
+                    });
                     // The receiver is gone when the reading stopped: stop preparing too.
-                    if sender.send(prepare_page(&document, page, needs)).is_err() {
+                    if sender.send(prepared).is_err() {
                         break;
                     }
                 }
-            })
-            .ok();
-        PreparedPages { receiver, worker }
-    }
-
-    /// The next prepared page, or the next failure; `None` when all pages were handed out.
-    pub fn next(&self) -> Option<Result<PageInput, PrepareFailure>> {
-        self.receiver.recv().ok()
+            };
+            if let Err(error) = std::thread::Builder::new()
+                .name("deepread-prepare".into())
+                .spawn_scoped(scope, work)
+            {
+                tracing::warn!(%error, "could not start a page-preparing thread");
+            }
+        }
+        PreparedPages {
+            receiver,
+            failures: Vec::new(),
+        }
     }
 }
 
-impl Drop for PreparedPages {
-    fn drop(&mut self) {
-        // Unblock the worker (its sends now fail) before waiting for it.
-        let (_, empty) = sync_channel(0);
-        drop(std::mem::replace(&mut self.receiver, empty));
-        if let Some(worker) = self.worker.take() {
-            let _ = worker.join();
+impl PageFeed for PreparedPages {
+    fn pull(&mut self, wait: bool) -> Fed {
+        loop {
+            let next = match wait {
+                true => self.receiver.recv().map_err(|_| TryRecvError::Disconnected),
+                false => self.receiver.try_recv(),
+            };
+            match next {
+                Ok(Ok(input)) => return Fed::Page(input),
+                Ok(Err(failure)) => self.failures.push(failure),
+                Err(TryRecvError::Empty) => return Fed::NotReady,
+                Err(TryRecvError::Disconnected) => return Fed::End,
+            }
         }
     }
 }
@@ -78,5 +113,6 @@ fn prepare_page(
         size,
         image,
         words,
+        model_input: None,
     })
 }

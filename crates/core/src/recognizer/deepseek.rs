@@ -1,6 +1,8 @@
 //! DeepSeek-OCR-2, in process: pages rendered at the reference's 144 dpi, read several at a time by
 //! `deepread-engine`, their text streamed to the pipeline as it is generated.
 
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -9,13 +11,15 @@ use std::sync::{Arc, OnceLock};
 use deepread_engine::device::{place, Placement};
 use deepread_engine::preprocess::{preprocess, PreprocessConfig};
 use deepread_engine::prompt::{build_prompt_ids, PromptPreset, Tokenizer};
-use deepread_engine::{EngineError, Flow, GenerateOptions, Ocr, PageImage, PageOutput, TextEvent};
+use deepread_engine::{
+    EngineError, Flow, GenerateOptions, Ocr, PageImage, PageSource, Pull, Schedule, TextEvent,
+};
 use deepread_pdf::RenderSize;
 use image::RgbImage;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Control, PageInput, PageNeeds, PageSink, ReadStats, Recognizer};
+use super::{Control, Fed, PageFeed, PageInput, PageNeeds, PageSink, ReadStats, Recognizer};
 
 /// The official PDF script renders pages at zoom 2 of 72 dpi.
 pub const RENDER_DPI: f32 = 144.0;
@@ -99,13 +103,15 @@ pub struct DeepSeekOcr2 {
     mode: ReadingMode,
     resolution: Resolution,
     options: GenerateOptions,
-    in_flight: usize,
+    /// How pages share the GPU: continuous batching in as many slots as its memory holds.
+    schedule: Schedule,
     fingerprint: String,
 }
 
 impl DeepSeekOcr2 {
-    /// Loads the model in `dir` on the best device there is.
-    pub fn load(dir: &Path, mode: ReadingMode, in_flight: usize) -> Result<Self, ModelError> {
+    /// Loads the model in `dir` on the best device there is. `slots`: at most this many pages decoding
+    /// together (`None`: as many as the device's memory holds).
+    pub fn load(dir: &Path, mode: ReadingMode, slots: Option<usize>) -> Result<Self, ModelError> {
         if !dir.join("config.json").is_file() {
             return Err(ModelError::NotAModel(dir.to_path_buf()));
         }
@@ -120,13 +126,18 @@ impl DeepSeekOcr2 {
         let files = hash_model_files(dir)?;
         let options = GenerateOptions::default();
         let fingerprint = fingerprint(&files, mode, Resolution::default(), &options);
+        let schedule = Schedule::for_engine(ocr.engine());
+        let schedule = match slots {
+            Some(slots) => schedule.with_slots(slots),
+            None => schedule,
+        };
         Ok(DeepSeekOcr2 {
             ocr: Arc::new(ocr),
             files,
             mode,
             resolution: Resolution::default(),
             options,
-            in_flight: in_flight.max(1),
+            schedule,
             fingerprint,
         })
     }
@@ -140,7 +151,7 @@ impl DeepSeekOcr2 {
             mode,
             resolution,
             options: self.options.clone(),
-            in_flight: self.in_flight,
+            schedule: self.schedule.clone(),
             fingerprint: fingerprint(&self.files, mode, resolution, &self.options),
         }
     }
@@ -160,75 +171,13 @@ impl DeepSeekOcr2 {
     }
 
     /// One page as the engine takes it, at this reading's resolution.
-    fn prepare(&self, image: &RgbImage) -> Result<deepread_engine::PageInput, String> {
+    fn model_input(&self, image: &RgbImage) -> Result<deepread_engine::PageInput, String> {
         let prompt = self.mode.preset().text();
         match self.resolution {
             Resolution::BaseWithTiles => self.ocr.prepare(image, prompt),
             Resolution::BaseOnly => return base_only_input(self.ocr.tokenizer(), image, prompt),
         }
         .map_err(|e| e.to_string())
-    }
-
-    /// Reads one batch; on an out-of-memory error, reads it again with fewer pages at a time.
-    fn read_batch(&self, batch: &[PageInput], sink: &mut dyn PageSink) {
-        let prepared: Vec<_> = batch
-            .iter()
-            .map(|page| {
-                let image = page
-                    .image
-                    .as_ref()
-                    .ok_or_else(|| "the page was not rendered".to_owned())?;
-                self.prepare(image)
-            })
-            .collect();
-        let mut ready = Vec::new();
-        let mut pages = Vec::new();
-        for (page, input) in batch.iter().zip(prepared) {
-            sink.started(page.page);
-            match input {
-                Ok(input) => {
-                    ready.push(input);
-                    pages.push(page.page);
-                }
-                Err(error) => sink.finished(page.page, Err(error)),
-            }
-        }
-        if let Err(error) = self.generate(&ready, &pages, sink) {
-            let message = error.to_string();
-            if is_out_of_memory(&message) && batch.len() > 1 {
-                tracing::warn!(
-                    pages = batch.len(),
-                    "out of GPU memory; reading fewer pages at a time"
-                );
-                let (first, second) = batch.split_at(batch.len() / 2);
-                self.read_batch(first, sink);
-                self.read_batch(second, sink);
-            } else {
-                for page in pages {
-                    sink.finished(page, Err(message.clone()));
-                }
-            }
-        }
-    }
-
-    fn generate(
-        &self,
-        inputs: &[deepread_engine::PageInput],
-        pages: &[usize],
-        sink: &mut dyn PageSink,
-    ) -> Result<Vec<PageOutput>, EngineError> {
-        self.ocr.read(inputs, &self.options, |event| match event {
-            TextEvent::Text { page, text, tokens } => {
-                match sink.delta(pages[page], &text, tokens) {
-                    Control::Continue => Flow::Continue,
-                    Control::StopPage => Flow::StopPage,
-                }
-            }
-            TextEvent::Finished { page, stats } => {
-                sink.finished(pages[page], Ok(read_stats(&stats)));
-                Flow::Continue
-            }
-        })
     }
 }
 
@@ -248,16 +197,125 @@ impl Recognizer for DeepSeekOcr2 {
         }
     }
 
-    fn read(&self, pages: &mut dyn Iterator<Item = PageInput>, sink: &mut dyn PageSink) {
+    fn prepare(&self, page: &mut PageInput) -> Result<(), String> {
+        let image = page
+            .image
+            .as_ref()
+            .ok_or_else(|| "the page was not rendered".to_owned())?;
+        page.model_input = Some(self.model_input(image)?);
+        Ok(())
+    }
+
+    /// Every page through the engine's continuous batching. Should the device fail, the pages in flight
+    /// fail with its error and the rest are read on.
+    fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink) {
+        let sink = RefCell::new(sink);
+        let book = RefCell::new(Book::default());
+        while !book.borrow().ended {
+            book.borrow_mut().numbers.clear();
+            let mut feed = ModelFeed {
+                pages: &mut *pages,
+                sink: &sink,
+                book: &book,
+            };
+            if let Err(error) = self.read_feed(&mut feed, &sink, &book) {
+                let message = error.to_string();
+                tracing::error!(error = %message, "the model failed; the pages in flight fail with it");
+                for page in std::mem::take(&mut book.borrow_mut().open) {
+                    sink.borrow_mut().finished(page, Err(message.clone()));
+                }
+            }
+        }
+    }
+}
+
+impl DeepSeekOcr2 {
+    fn read_feed(
+        &self,
+        feed: &mut ModelFeed<'_, '_>,
+        sink: &RefCell<&mut dyn PageSink>,
+        book: &RefCell<Book>,
+    ) -> Result<(), EngineError> {
+        let page_of = |index: usize| book.borrow().numbers.get(index).copied();
+        let end = |page: usize| book.borrow_mut().open.remove(&page);
+        let report = self
+            .ocr
+            .read_pages(feed, &self.schedule, &self.options, &mut |event| {
+                let mut sink = sink.borrow_mut();
+                match event {
+                    TextEvent::Text { page, text, tokens } => match page_of(page) {
+                        Some(page) => match sink.delta(page, &text, tokens) {
+                            Control::Continue => Flow::Continue,
+                            Control::StopPage => Flow::StopPage,
+                        },
+                        None => Flow::StopPage,
+                    },
+                    TextEvent::Finished { page, stats } => {
+                        if let Some(page) = page_of(page).filter(|&p| end(p)) {
+                            sink.finished(page, Ok(read_stats(&stats)));
+                        }
+                        Flow::Continue
+                    }
+                    TextEvent::Failed { page, error } => {
+                        if let Some(page) = page_of(page).filter(|&p| end(p)) {
+                            sink.finished(page, Err(error));
+                        }
+                        Flow::Continue
+                    }
+                    TextEvent::FewerSlots { slots } => {
+                        tracing::warn!(slots, "GPU memory is short: fewer pages read at a time");
+                        Flow::Continue
+                    }
+                }
+            })?;
+        tracing::info!(?report, "reading scheduled");
+        Ok(())
+    }
+}
+
+/// Which pipeline page each engine page is (the engine numbers pages in the order it takes them), which
+/// pages are in flight, and whether the pipeline has no more.
+#[derive(Default)]
+struct Book {
+    numbers: Vec<usize>,
+    open: BTreeSet<usize>,
+    ended: bool,
+}
+
+/// The pipeline's pages as the engine takes them: each page is started in the sink as it is taken, a page
+/// without a model input fails at once, and no page is taken once the reading is cancelled.
+struct ModelFeed<'a, 's> {
+    pages: &'a mut dyn PageFeed,
+    sink: &'a RefCell<&'s mut dyn PageSink>,
+    book: &'a RefCell<Book>,
+}
+
+impl PageSource for ModelFeed<'_, '_> {
+    fn pull(&mut self, wait: bool) -> Pull {
         loop {
-            if sink.cancelled() {
-                break;
+            if self.sink.borrow().cancelled() {
+                self.book.borrow_mut().ended = true;
+                return Pull::End;
             }
-            let batch: Vec<PageInput> = (&mut *pages).take(self.in_flight).collect();
-            if batch.is_empty() {
-                break;
+            match self.pages.pull(wait) {
+                Fed::Page(page) => {
+                    self.sink.borrow_mut().started(page.page);
+                    let Some(input) = page.model_input else {
+                        let error = "the page was not prepared for the model".to_owned();
+                        self.sink.borrow_mut().finished(page.page, Err(error));
+                        continue;
+                    };
+                    let mut book = self.book.borrow_mut();
+                    book.numbers.push(page.page);
+                    book.open.insert(page.page);
+                    return Pull::Page(input);
+                }
+                Fed::NotReady => return Pull::NotReady,
+                Fed::End => {
+                    self.book.borrow_mut().ended = true;
+                    return Pull::End;
+                }
             }
-            self.read_batch(&batch, sink);
         }
     }
 }
@@ -291,11 +349,6 @@ pub fn base_only_input(
         prompt_ids,
         image: Some(PageImage::from(&prepared)),
     })
-}
-
-fn is_out_of_memory(message: &str) -> bool {
-    let message = message.to_ascii_lowercase();
-    message.contains("out of memory") || message.contains("out_of_memory")
 }
 
 /// Names the model files and every setting that changes the output.

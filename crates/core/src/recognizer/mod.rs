@@ -30,6 +30,29 @@ pub struct PageInput {
     pub size: PageSize,
     pub image: Option<RgbImage>,
     pub words: Vec<Word>,
+    /// The page as the model takes it, made by [`Recognizer::prepare`] on a preparing thread.
+    pub model_input: Option<deepread_engine::PageInput>,
+}
+
+/// Prepared pages, as a recognizer pulls them.
+pub trait PageFeed {
+    /// The next page. With `wait` false, answers at once ([`Fed::NotReady`] when none is prepared yet), so
+    /// that a recognizer with pages in flight is not held up; with `wait` true, blocks until one is.
+    fn pull(&mut self, wait: bool) -> Fed;
+}
+
+pub enum Fed {
+    Page(PageInput),
+    NotReady,
+    End,
+}
+
+/// Every page of `feed`, waiting for each: for recognizers that read one page at a time.
+pub fn each_page(feed: &mut dyn PageFeed) -> impl Iterator<Item = PageInput> + '_ {
+    std::iter::from_fn(move || match feed.pull(true) {
+        Fed::Page(page) => Some(page),
+        Fed::NotReady | Fed::End => None,
+    })
 }
 
 /// Whether the recognizer should keep writing a page.
@@ -73,7 +96,12 @@ pub trait Recognizer: Send + Sync {
     fn may_loop(&self) -> bool {
         true
     }
+    /// CPU work on a page before it is read, run on the preparing threads ahead of [`Self::read`] (the
+    /// model's resizing, tiling and normalising); the error is the page's failure.
+    fn prepare(&self, _page: &mut PageInput) -> Result<(), String> {
+        Ok(())
+    }
     /// Reads pages as `pages` yields them, reporting into `sink`. Pages may be read together
     /// (several in flight); a recognizer pulls the next page when it has room for it.
-    fn read(&self, pages: &mut dyn Iterator<Item = PageInput>, sink: &mut dyn PageSink);
+    fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink);
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Control, PageInput, PageNeeds, PageSink, ReadStats, Recognizer};
+use super::{each_page, Control, PageFeed, PageNeeds, PageSink, ReadStats, Recognizer};
 
 /// Characters per delta: about one token of model output.
 const CHARS_PER_DELTA: usize = 4;
@@ -51,8 +51,8 @@ impl Recognizer for ReplayRecognizer {
         }
     }
 
-    fn read(&self, pages: &mut dyn Iterator<Item = PageInput>, sink: &mut dyn PageSink) {
-        for page in pages {
+    fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink) {
+        for page in each_page(pages) {
             if sink.cancelled() {
                 break;
             }

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Control, PageInput, PageNeeds, PageSink, ReadStats, Recognizer};
+use super::{each_page, Control, PageFeed, PageNeeds, PageSink, ReadStats, Recognizer};
 use crate::text_layer::read_page;
 
 /// Bump when the layout analysis changes what it writes, so cached readings are redone.
@@ -47,8 +47,8 @@ impl Recognizer for TextLayerRecognizer {
         false
     }
 
-    fn read(&self, pages: &mut dyn Iterator<Item = PageInput>, sink: &mut dyn PageSink) {
-        for page in pages {
+    fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink) {
+        for page in each_page(pages) {
             if sink.cancelled() {
                 break;
             }

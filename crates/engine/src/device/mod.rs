@@ -130,6 +130,21 @@ pub fn memory_used(device: &Device) -> Option<u64> {
     }
 }
 
+/// Bytes free on the whole device, or `None` off CUDA.
+pub fn memory_free(device: &Device) -> Option<u64> {
+    #[cfg(feature = "cuda")]
+    {
+        let cuda = device.as_cuda_device().ok()?;
+        let (free, _) = cuda.cuda_stream().context().mem_get_info().ok()?;
+        Some(free as u64)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = device;
+        None
+    }
+}
+
 /// "86" → "8.6".
 fn dotted(cap: &str) -> String {
     match cap.len() {

@@ -65,6 +65,11 @@ impl KvCache {
         self.len += n;
     }
 
+    /// Forget every position but keep the buffers, for the next sequence to write over.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     /// Append `k`, `v` (1, kv_heads, T, head_dim) and return views of everything stored so far.
     pub fn append(&mut self, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
         let t = k.dim(2)?;
@@ -135,6 +140,23 @@ impl SequenceCache {
             layer.reserve(1, &like)?;
         }
         Ok(())
+    }
+
+    /// Empty for another page: the buffers stay allocated and are written over.
+    pub fn clear(&mut self) {
+        for layer in &mut self.layers {
+            layer.clear();
+        }
+    }
+
+    /// Positions the next [`Self::reserve_one`] allocates anew: 0 while there is room, else the growth.
+    pub fn growth_for_one(&self) -> usize {
+        let (len, capacity) = (self.len(), self.capacity());
+        if len < capacity {
+            0
+        } else {
+            len + 1 + GROWTH_STEP - capacity
+        }
     }
 
     /// Count one position written into every layer's reserved room.

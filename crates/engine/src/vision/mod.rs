@@ -50,12 +50,22 @@ impl VisionTower {
     /// One image's embeddings in the order the prompt expects: every tile's tokens (tile-major, row-major crop
     /// order), then the global view's, then the separator (spec §3, §7.7). `tiles` is (K, 3, 768, 768) or None.
     pub fn image_embeddings(&self, global: &Tensor, tiles: Option<&Tensor>) -> Result<Tensor> {
-        let hidden = self.view_separator.dim(0)?;
-        let mut parts = Vec::with_capacity(3);
+        let mut views = Vec::with_capacity(2);
         if let Some(tiles) = tiles {
-            parts.push(self.embed_views(tiles)?.reshape(((), hidden))?);
+            views.push(self.embed_views(tiles)?);
         }
-        parts.push(self.embed_views(global)?.reshape(((), hidden))?);
+        views.push(self.embed_views(global)?);
+        self.assemble(&views)
+    }
+
+    /// The image's embeddings from its views' [`Self::embed_views`] outputs, tiles first and the global view
+    /// last, in batches of any size: the rows in order, then the separator.
+    pub fn assemble(&self, views: &[Tensor]) -> Result<Tensor> {
+        let hidden = self.view_separator.dim(0)?;
+        let mut parts = views
+            .iter()
+            .map(|v| Ok(v.reshape(((), hidden))?))
+            .collect::<Result<Vec<_>>>()?;
         parts.push(self.view_separator.unsqueeze(0)?);
         Ok(Tensor::cat(&parts, 0)?)
     }
