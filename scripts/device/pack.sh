@@ -10,7 +10,7 @@ mkdir -p .gpu
 newest() { ls -t $T/deps/"$1"-* | grep -v '\.d$' | head -1; }
 for pair in "$T/deepread:deepread" "$(newest fused_decode):fused_decode" \
   "$(newest flash_attention):flash_attention" "$(newest vision_kernels):vision_kernels" \
-  "$T/examples/full_size_parity:full_size_parity"; do
+  "$T/examples/full_size_parity:full_size_parity" "$T/examples/continuous_parity:continuous_parity"; do
   src=${pair%%:*} name=${pair##*:}
   strip -o "/tmp/$name" "$src" && xz -T2 -6 -c "/tmp/$name" > ".gpu/$name.xz"
 done

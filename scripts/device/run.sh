@@ -10,6 +10,11 @@
 #   random     deepread bench on random weights drawn in the engine (no checkpoint)
 #   oracle     the transformers oracle's bench, with its memory peaks
 #   profile    per-kernel times of a decode (ncu)
+#   book       deepread bench --document on the book mix, random weights drawn in the engine (grouped on its first GROUPED_PAGES pages, default 184)
+#   captured   the same on the captured mix, with a reading capped at 16 slots
+#   oracle16   the oracle's static batch of 16, extrapolated to the mixes the book and captured steps read (earlier
+#              in this job or in another while the machine stayed warm)
+#   together   continuous batching against reading alone, 64 pages at full size (continuous_parity)
 set -uo pipefail
 export PYTHONUNBUFFERED=1 RUST_BACKTRACE=1
 NV=$(python3 -c 'import nvidia;print(list(nvidia.__path__)[0])')
@@ -33,6 +38,12 @@ for step in "$@"; do
     reference) bench --pages 1,16 --tokens 64 --reference-path 2>&1 | tee "$OUT/bench_reference.txt" ;;
     random) /tmp/deepread bench --pages 1,16 --tokens 128 2>&1 | tee "$OUT/bench_random.txt" ;;
     oracle) python3 oracle_mem.py 6 1,8,16 129 grouped_mm 2>&1 | tee "$OUT/oracle_bench.txt" ;;
+    book|captured) extra=(); [ "$step" = captured ] && extra=(--slots 16)
+             /tmp/deepread bench --document --mix "$step" --grouped-pages "${GROUPED_PAGES:-184}" "${extra[@]}" 2>&1 | tee "$OUT/document_$step.txt" "/tmp/document_$step.txt" ;;
+    oracle16) python3 oracle_mem.py 6 16 129 grouped_mm 2>&1 | tee "$OUT/oracle16.txt"
+              cat /tmp/document_*.txt > /tmp/document.txt
+              python3 oracle_document.py /tmp/document.txt "$OUT/oracle16.txt" | tee "$OUT/oracle_document.txt" ;;
+    together) /tmp/continuous_parity 64 2>&1 | tee "$OUT/continuous_parity.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \
                /tmp/deepread bench --model /tmp/w/model --pages "${PROFILE_PAGES:-1}" --tokens 4 2>&1 | tail -5

@@ -3,6 +3,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod common;
+
 fn bench(args: &[&str]) -> Output {
     let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/tiny_native");
     Command::new(env!("CARGO_BIN_EXE_deepread"))
@@ -53,4 +55,73 @@ fn bench_refuses_a_single_token_and_a_missing_model() {
         .unwrap();
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("config.json missing"));
+}
+
+/// The rows of `bench --document`'s table, split on spaces: mix, reading, pages, slots, tokens, seconds, pages/s,
+/// tokens/s, first token ms, longest stall ms, widest step, GPU GB, set aside, failed.
+fn document_rows(stdout: &str) -> Vec<Vec<&str>> {
+    stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|cols| cols.len() == 14 && cols[2].parse::<usize>().is_ok())
+        .collect()
+}
+
+#[test]
+fn a_document_is_read_grouped_and_continuous_with_every_page_to_its_length() {
+    let run = bench(&[
+        "--document",
+        "--document-pages",
+        "6",
+        "--mix",
+        "captured",
+        "--grouped-pages",
+        "3",
+        "--slots",
+        "2",
+        "--crops",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // The captured mix is the reported output lengths of the fixtures' captures, in their order.
+    let validation = common::fixture("tokenizer/tokenizer_validation.json");
+    let pages: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(validation).unwrap()).unwrap();
+    let reported: Vec<usize> = pages
+        .iter()
+        .map(|p| p["reported_output_text_tokens"].as_u64().unwrap() as usize)
+        .collect();
+    let rows = document_rows(&stdout);
+    let readings: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(
+        readings,
+        [
+            ("captured", "grouped"),
+            ("captured", "continuous"),
+            ("captured", "capped")
+        ],
+        "{stdout}"
+    );
+    // On the CPU: 4 slots sized, capped at 2 by --slots; the grouped reading read 4 at a time.
+    let expected_slots = ["4", "4", "2"];
+    for ((row, pages), slots) in rows.iter().zip([3usize, 6, 6]).zip(expected_slots) {
+        assert_eq!(row[2], pages.to_string(), "{stdout}");
+        assert_eq!(row[3], slots, "{stdout}");
+        // Every page generated exactly its length.
+        let tokens: usize = reported[..pages].iter().sum();
+        assert_eq!(row[4], tokens.to_string(), "{stdout}");
+        let widest: usize = row[10].parse().unwrap();
+        assert!(widest >= 2 && widest <= slots.parse().unwrap(), "{stdout}");
+        assert_eq!(row[11], "n/a", "no GPU memory figure on the CPU");
+        assert_eq!(row[13], "0", "no page failed: {stdout}");
+    }
+    assert!(
+        stdout.contains("captured mix: 6 pages"),
+        "the mix's summary: {stdout}"
+    );
 }

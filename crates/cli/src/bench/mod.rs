@@ -1,0 +1,147 @@
+//! `deepread bench`: the engine's speed on synthetic pages. By default the same page in batches of fixed sizes
+//! (vision + prefill, the decode step at each batch size, tokens/s, the share of the memory-bandwidth floor, GPU
+//! memory); with `--document`, a whole document whose pages end at lengths of their own, read as the product
+//! reads it. docs/benchmarks.md records the figures. Inputs follow shared/gpu/hf_reference.py (a global view,
+//! `crops` tiles, the layout prompt) so the two compare; no tokenizer is needed. Without `--model` the weights
+//! are random, drawn for DeepSeek-OCR-2's own config: the speed of the real architecture with no checkpoint on
+//! disk.
+
+mod batch;
+mod document;
+mod mix;
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device};
+use clap::Args;
+use deepread_engine::config::ModelConfig;
+use deepread_engine::device::Placement;
+use deepread_engine::vision::TILE_SIZE;
+use deepread_engine::{DecodePath, Engine, Model, PageImage, PageInput};
+
+use crate::failure::Failure;
+
+/// "<|grounding|>Convert the document to markdown." after the image run (shared/fixtures/tokenizer).
+const LAYOUT_PROMPT_IDS: [u32; 9] = [201, 128820, 21842, 270, 4940, 304, 2121, 7919, 16];
+/// Seed of the random weights.
+const RANDOM_SEED: u64 = 2026;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Model folder: config.json + safetensors (default: random weights of DeepSeek-OCR-2's config).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Batch sizes to time: pages generating together.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,16")]
+    pages: Vec<usize>,
+    /// Tokens generated per page (no page stops early).
+    #[arg(long, default_value_t = 256)]
+    tokens: usize,
+    /// Tiles per page beside the global view.
+    #[arg(long, default_value_t = 6)]
+    crops: usize,
+    /// Decode on stock candle ops, one at a time (the unoptimised path), instead of the fused kernels.
+    #[arg(long)]
+    reference_path: bool,
+    /// Device memory bandwidth for the floor, GB/s; 3000 is the H100's as measured in shared/gpu/README.md.
+    #[arg(long, default_value_t = 3000.0)]
+    bandwidth_gbs: f64,
+    /// Read a whole synthetic document instead, grouped as before and with continuous batching.
+    #[arg(long)]
+    document: bool,
+    #[command(flatten)]
+    doc: document::DocumentArgs,
+}
+
+/// What a report says about where it ran.
+struct Setting {
+    weights: String,
+    placement: Placement,
+    path: DecodePath,
+}
+
+pub fn run(args: BenchArgs) -> Result<(), Failure> {
+    if args.document {
+        args.doc.check()?;
+    } else if args.tokens < 2 || args.pages.is_empty() || args.pages.contains(&0) {
+        return Err(Failure::Usage(
+            "--tokens must be at least 2 (one decode step) and --pages a list of sizes ≥ 1".into(),
+        ));
+    }
+    let placement = deepread_engine::device::place();
+    let (device, dtype) = (placement.device.clone(), placement.dtype);
+    let path = if args.reference_path {
+        DecodePath::Reference
+    } else {
+        DecodePath::Fused
+    };
+    let (model, weights) = load_model(args.model.as_deref(), &device, dtype)?;
+    let engine = Engine::new(model)
+        .and_then(|e| e.with_decode_path(path))
+        .map_err(Failure::model)?;
+    let page = synthetic_page(engine.model().config(), args.crops);
+    let setting = Setting {
+        weights,
+        placement,
+        path: engine.decode_path(),
+    };
+    if args.document {
+        document::run(&engine, &page, &args, &setting)
+    } else {
+        batch::run(&engine, &page, &args, &setting)
+    }
+}
+
+/// The model of `dir`, or random weights of DeepSeek-OCR-2's config; and how the report names them.
+fn load_model(
+    dir: Option<&Path>,
+    device: &Device,
+    dtype: DType,
+) -> Result<(Model, String), Failure> {
+    let Some(dir) = dir else {
+        let model = Model::random(ModelConfig::deepseek_ocr2(), device, dtype, RANDOM_SEED)
+            .map_err(Failure::model)?;
+        return Ok((model, "random weights of DeepSeek-OCR-2's config".into()));
+    };
+    if !dir.join("config.json").is_file() {
+        return Err(Failure::Model(format!(
+            "no model in {} (config.json missing)",
+            dir.display()
+        )));
+    }
+    let model = Model::load(dir, device, dtype).map_err(Failure::model)?;
+    Ok((model, dir.display().to_string()))
+}
+
+/// A page like hf_reference.py's: BOS, the `<image>` run, the layout prompt; fixed pixels.
+fn synthetic_page(config: &ModelConfig, crops: usize) -> PageInput {
+    let base = config.sam.image_size;
+    let image = PageImage {
+        global: pixels(3 * base * base),
+        tiles: pixels(crops * 3 * TILE_SIZE * TILE_SIZE),
+        num_tiles: crops,
+        base_size: base,
+        tile_size: TILE_SIZE,
+    };
+    let text = &config.text;
+    let mut prompt_ids = vec![text.bos_token_id];
+    prompt_ids.resize(1 + image.image_tokens(config), config.image_token_id);
+    // Folded into the vocabulary so that tiny test models, with a few hundred ids, take the same prompt.
+    prompt_ids.extend(
+        LAYOUT_PROMPT_IDS
+            .iter()
+            .map(|&id| id % text.vocab_size as u32)
+            .filter(|&id| id != config.image_token_id),
+    );
+    PageInput {
+        prompt_ids,
+        image: Some(image),
+    }
+}
+
+/// A fixed pattern in the normalised range [-1, 1]; the speed does not depend on the values.
+fn pixels(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| (i * 7919 % 255) as f32 / 127.5 - 1.0)
+        .collect()
+}
