@@ -16,4 +16,7 @@ for pair in "$T/deepread:deepread" "$(newest fused_decode):fused_decode" \
 done
 cp -f scripts/device/run.sh scripts/device/*.py crates/engine/fixtures/full_size_parity.py \
   crates/engine/fixtures/make_fixtures.py "$shared/gpu/hf_reference.py" .gpu/
+# For the prepare step: PDFium and two real PDFs (a born-digital paper, a scan).
+cp -f .deps/pdfium/libpdfium.so "$shared/fixtures/pdfs/born_digital_papers_math_tables/pdfjs__tracemonkey.pdf" \
+  "$shared/fixtures/pdfs/scanned_image_only/pypdf__Seige_of_Vicksburg_Sample_OCR.pdf" .gpu/
 ls -la .gpu

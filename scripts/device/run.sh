@@ -10,10 +10,12 @@
 #   random     deepread bench on random weights drawn in the engine (no checkpoint)
 #   oracle     the transformers oracle's bench, with its memory peaks
 #   profile    per-kernel times of a decode (ncu)
-#   book       deepread bench --document on the book mix, random weights drawn in the engine (grouped on its first GROUPED_PAGES pages, default 184)
+#   book       deepread bench --document on the book mix, random weights drawn in the engine (grouped on its first
+#              GROUPED_PAGES pages, default 184), and where its decode stalls while pages join come from (stalls.py)
 #   captured   the same on the captured mix, with a reading capped at 16 slots
 #   oracle16   the oracle's static batch of 16, extrapolated to the mixes the book and captured steps read (earlier
 #              in this job or in another while the machine stayed warm)
+#   prepare    deepread bench --prepare on two real PDFs, on 4 of the host's cores and on 2 (taskset)
 #   together   continuous batching against reading alone, 64 pages at full size (continuous_parity)
 set -uo pipefail
 export PYTHONUNBUFFERED=1 RUST_BACKTRACE=1
@@ -39,10 +41,16 @@ for step in "$@"; do
     random) /tmp/deepread bench --pages 1,16 --tokens 128 2>&1 | tee "$OUT/bench_random.txt" ;;
     oracle) python3 oracle_mem.py 6 1,8,16 129 grouped_mm 2>&1 | tee "$OUT/oracle_bench.txt" ;;
     book|captured) extra=(); [ "$step" = captured ] && extra=(--slots 16)
-             /tmp/deepread bench --document --mix "$step" --grouped-pages "${GROUPED_PAGES:-184}" "${extra[@]}" 2>&1 | tee "$OUT/document_$step.txt" "/tmp/document_$step.txt" ;;
+             RUST_LOG=deepread_engine::scheduler=debug /tmp/deepread bench --document --mix "$step" \
+               --grouped-pages "${GROUPED_PAGES:-184}" "${extra[@]}" 2>"/tmp/stalls_$step.log" | tee "$OUT/document_$step.txt" "/tmp/document_$step.txt"
+             grep -v DEBUG "/tmp/stalls_$step.log"; python3 stalls.py "/tmp/stalls_$step.log" | tee "$OUT/stalls_$step.txt" ;;
     oracle16) python3 oracle_mem.py 6 16 129 grouped_mm 2>&1 | tee "$OUT/oracle16.txt"
               cat /tmp/document_*.txt > /tmp/document.txt
               python3 oracle_document.py /tmp/document.txt "$OUT/oracle16.txt" | tee "$OUT/oracle_document.txt" ;;
+    prepare) for pdf in *.pdf; do for cores in 0-3 0-1; do
+               DEEPREAD_PDFIUM=$PWD/libpdfium.so taskset -c $cores /tmp/deepread bench --prepare "$pdf" \
+                 --prepare-threads "$([ $cores = 0-3 ] && echo 1,2,3,4 || echo 1,2)" 2>&1
+             done; done | tee "$OUT/prepare.txt" ;;
     together) /tmp/continuous_parity 64 2>&1 | tee "$OUT/continuous_parity.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \

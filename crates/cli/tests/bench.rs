@@ -125,3 +125,52 @@ fn a_document_is_read_grouped_and_continuous_with_every_page_to_its_length() {
         "the mix's summary: {stdout}"
     );
 }
+
+fn bench_prepare(pdf: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .env("DEEPREAD_PDFIUM", common::pdfium())
+        .arg("bench")
+        .arg("--prepare")
+        .arg(pdf)
+        .args(args)
+        .output()
+        .expect("deepread runs")
+}
+
+#[test]
+fn preparing_pages_is_timed_per_thread_count_on_a_real_pdf() {
+    let pdf = common::fixture("pdfs/scanned_image_only/pypdf__Seige_of_Vicksburg_Sample_OCR.pdf");
+    let run = bench_prepare(&pdf, &["--prepare-pages", "4", "--prepare-threads", "1,2"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", common::stderr(&run));
+    // threads, pages, seconds, pages/s, render ms/page, views ms/page
+    let rows: Vec<Vec<f64>> = stdout
+        .lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .map(|c| c.parse::<f64>().ok())
+                .collect::<Option<Vec<_>>>()
+        })
+        .filter(|cols| cols.len() == 6)
+        .collect();
+    assert_eq!(
+        rows.iter().map(|r| (r[0], r[1])).collect::<Vec<_>>(),
+        [(1.0, 4.0), (2.0, 4.0)],
+        "{stdout}"
+    );
+    for row in &rows {
+        assert!(row[2] > 0.0 && row[3] > 0.0, "{stdout}");
+        // A real render and real views: neither can take no time at 144 dpi.
+        assert!(row[4] > 0.0 && row[5] > 0.0, "{stdout}");
+    }
+    assert!(stdout.contains("(6 pages, 4 prepared per row"), "{stdout}");
+}
+
+#[test]
+fn preparing_a_broken_pdf_says_why() {
+    let pdf = common::fixture("pdfs/malformed/pdfjs__bug1020226_truncated.pdf");
+    let run = bench_prepare(&pdf, &["--prepare-pages", "2"]);
+    assert!(!run.status.success());
+    let stderr = common::stderr(&run);
+    assert!(stderr.contains("the file is damaged"), "{stderr}");
+}

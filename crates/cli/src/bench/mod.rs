@@ -1,7 +1,8 @@
 //! `deepread bench`: the engine's speed on synthetic pages. By default the same page in batches of fixed sizes
 //! (vision + prefill, the decode step at each batch size, tokens/s, the share of the memory-bandwidth floor, GPU
 //! memory); with `--document`, a whole document whose pages end at lengths of their own, read as the product
-//! reads it. docs/benchmarks.md records the figures. Inputs follow shared/gpu/hf_reference.py (a global view,
+//! reads it; with `--prepare FILE`, the CPU side: how fast pages are rendered and preprocessed for the model.
+//! docs/benchmarks.md records the figures. Inputs follow shared/gpu/hf_reference.py (a global view,
 //! `crops` tiles, the layout prompt) so the two compare; no tokenizer is needed. Without `--model` the weights
 //! are random, drawn for DeepSeek-OCR-2's own config: the speed of the real architecture with no checkpoint on
 //! disk.
@@ -9,6 +10,7 @@
 mod batch;
 mod document;
 mod mix;
+mod prepare;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +53,8 @@ pub struct BenchArgs {
     document: bool,
     #[command(flatten)]
     doc: document::DocumentArgs,
+    #[command(flatten)]
+    prep: prepare::PrepareArgs,
 }
 
 /// What a report says about where it ran.
@@ -61,6 +65,9 @@ struct Setting {
 }
 
 pub fn run(args: BenchArgs) -> Result<(), Failure> {
+    if let Some(pdf) = args.prep.file() {
+        return prepare::run(&args.prep, pdf);
+    }
     if args.document {
         args.doc.check()?;
     } else if args.tokens < 2 || args.pages.is_empty() || args.pages.contains(&0) {

@@ -427,6 +427,7 @@ impl<'a> Run<'a> {
         if let (Some(last), true) = (self.last_step, self.joined_since_step) {
             let stall = (now - last).as_secs_f64() * 1e3;
             self.report.longest_join_stall_ms = self.report.longest_join_stall_ms.max(stall);
+            tracing::debug!(rows, stall_ms = stall, "decode step after a join piece");
         }
         self.last_step = Some(now);
         self.joined_since_step = false;
