@@ -16,6 +16,7 @@
 #   oracle16   the oracle's static batch of 16, extrapolated to the mixes the book and captured steps read (earlier
 #              in this job or in another while the machine stayed warm)
 #   prepare    deepread bench --prepare on two real PDFs, on 4 of the host's cores and on 2 (taskset)
+#   ab         the captured mix's first 200 pages with .gpu/deepread_b.xz beside .gpu/deepread.xz (an A/B of a change)
 #   together   continuous batching against reading alone, 64 pages at full size (continuous_parity)
 set -uo pipefail
 export PYTHONUNBUFFERED=1 RUST_BACKTRACE=1
@@ -51,6 +52,10 @@ for step in "$@"; do
                DEEPREAD_PDFIUM=$PWD/libpdfium.so taskset -c $cores /tmp/deepread bench --prepare "$pdf" \
                  --prepare-threads "$([ $cores = 0-3 ] && echo 1,2,3,4 || echo 1,2)" 2>&1
              done; done | tee "$OUT/prepare.txt" ;;
+    ab) for bin in deepread deepread_b; do echo "--- $bin"
+          RUST_LOG=deepread_engine::scheduler=debug /tmp/$bin bench --document --mix captured --document-pages 200 \
+            --grouped-pages 16 --slots 16 2>"/tmp/ab_$bin.log" | tee "$OUT/ab_$bin.txt"
+          python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
     together) /tmp/continuous_parity 64 2>&1 | tee "$OUT/continuous_parity.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \

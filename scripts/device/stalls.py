@@ -3,7 +3,11 @@
 # with the piece run just before them.
 #   python3 stalls.py LOG
 import re
+import signal
 import sys
+
+# Quietly stop when piped into head.
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 ansi = re.compile(r"\x1b\[[0-9;]*m")
 field = re.compile(r"(\w+)=([\w.]+)")

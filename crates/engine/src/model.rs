@@ -142,15 +142,14 @@ impl Model {
         self.vision.image_embeddings(&global, tiles.as_ref())
     }
 
-    /// Views of `image` that [`Self::view_features`] takes one at a time: its tiles, then the global view.
+    /// Views of `image` that [`Self::view_embeddings`] takes one at a time: its tiles, then the global view.
     pub fn view_count(image: &PageImage) -> usize {
         image.num_tiles + 1
     }
 
-    /// One view through SAM: tile `view` for `view < num_tiles`, else the global view. The vision tower's
-    /// `embed_features` makes them the view's projected queries (1, N, hidden), and
+    /// One view's projected queries (1, N, hidden): tile `view` for `view < num_tiles`, else the global view.
     /// [`VisionTower::assemble`] puts every view's together into the image's embeddings.
-    pub fn view_features(&self, image: &PageImage, view: usize) -> Result<Tensor> {
+    pub fn view_embeddings(&self, image: &PageImage, view: usize) -> Result<Tensor> {
         let pixels = if view < image.num_tiles {
             check_tile_size(image)?;
             let len = 3 * image.tile_size * image.tile_size;
@@ -164,7 +163,7 @@ impl Model {
         } else {
             self.views_tensor(&image.global, 1, image.base_size)?
         };
-        self.vision.view_features(&pixels)
+        self.vision.embed_views(&pixels)
     }
 
     /// Prompt embeddings (L, hidden): token embeddings with the `<image>` positions replaced, in order, by the

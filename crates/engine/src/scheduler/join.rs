@@ -1,6 +1,5 @@
 //! A page joining the slots, in pieces short enough to run between two decode steps: each view of its image
-//! through SAM, then through the encoder (the global view whole takes about 15 ms on an H100, each half well
-//! under 10), then its prompt through the LM a chunk at a time, then its first token.
+//! through the vision tower, then its prompt through the LM a chunk at a time, then its first token.
 
 use std::time::Instant;
 
@@ -30,11 +29,10 @@ pub(super) struct Joining {
 }
 
 enum Stage {
-    /// Views done so far, tiles first, then the global view; the next view's SAM features once through SAM.
+    /// Views done so far, tiles first, then the global view.
     Vision {
         input: PageInput,
         views: Vec<Tensor>,
-        features: Option<Tensor>,
     },
     /// The sequence to prefill and how much of it is in the cache.
     Prefill {
@@ -69,7 +67,6 @@ impl Joining {
             stage: Stage::Vision {
                 input,
                 views: Vec::new(),
-                features: None,
             },
             stats,
         })
@@ -131,13 +128,9 @@ impl Joining {
         let t0 = Instant::now();
         let model = engine.model();
         match &mut self.stage {
-            Stage::Vision {
-                input,
-                views,
-                features,
-            } => {
+            Stage::Vision { input, views } => {
                 let piece = match &input.image {
-                    Some(image) => view_piece(model, image, views, features)?,
+                    Some(image) => view_piece(model, image, views)?,
                     None => "no image",
                 };
                 let done = input
@@ -182,7 +175,7 @@ impl Joining {
 
     /// Every view is through the vision tower: the prompt's embeddings, to prefill.
     fn prefill_stage(&mut self, model: &Model) -> Result<Stage> {
-        let Stage::Vision { input, views, .. } = &mut self.stage else {
+        let Stage::Vision { input, views } = &mut self.stage else {
             return Err(EngineError::Input("a page left vision twice".into()));
         };
         let image = match views.is_empty() {
@@ -250,32 +243,11 @@ impl Joining {
     }
 }
 
-/// The next half of the next view: through SAM, or SAM's features through the encoder. Says which it ran.
-fn view_piece(
-    model: &Model,
-    image: &PageImage,
-    views: &mut Vec<Tensor>,
-    features: &mut Option<Tensor>,
-) -> Result<&'static str> {
+/// The next view through the vision tower. Says which it was.
+fn view_piece(model: &Model, image: &PageImage, views: &mut Vec<Tensor>) -> Result<&'static str> {
     let global = views.len() == image.num_tiles;
-    Ok(match features.take() {
-        None => {
-            *features = Some(model.view_features(image, views.len())?);
-            if global {
-                "global view, SAM"
-            } else {
-                "tile, SAM"
-            }
-        }
-        Some(sam) => {
-            views.push(model.vision().embed_features(&sam)?);
-            if global {
-                "global view, encoder"
-            } else {
-                "tile, encoder"
-            }
-        }
-    })
+    views.push(model.view_embeddings(image, views.len())?);
+    Ok(if global { "global view" } else { "tile" })
 }
 
 /// The sequence a page set aside prefills again: its prompt's embeddings, then its tokens but the last.

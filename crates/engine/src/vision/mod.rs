@@ -43,17 +43,8 @@ impl VisionTower {
 
     /// Views (B, 3, S, S) → projected query embeddings (B, N, hidden).
     pub fn embed_views(&self, pixels: &Tensor) -> Result<Tensor> {
-        self.embed_features(&self.view_features(pixels)?)
-    }
-
-    /// The first half of [`Self::embed_views`]: views (B, 3, S, S) through SAM.
-    pub fn view_features(&self, pixels: &Tensor) -> Result<Tensor> {
-        self.sam.forward(pixels)
-    }
-
-    /// The second half of [`Self::embed_views`]: SAM's features through the encoder and the projector.
-    pub fn embed_features(&self, features: &Tensor) -> Result<Tensor> {
-        self.projector.forward(&self.encoder.forward(features)?)
+        let queries = self.encoder.forward(&self.sam.forward(pixels)?)?;
+        self.projector.forward(&queries)
     }
 
     /// One image's embeddings in the order the prompt expects: every tile's tokens (tile-major, row-major crop
