@@ -17,7 +17,7 @@ for line in open(sys.argv[1], errors="replace"):
     fields = dict(field.findall(line))
     if "vision piece" in line:
         kind = re.search(r"piece=(.*?) ms=", line)[1].strip('"')
-    elif "last prefill piece" in line:
+    elif "page joined after its last prefill piece" in line:
         kind = "last prefill piece"
     elif "prefill piece" in line:
         kind = f"prefill {fields.get('positions')} positions"

@@ -17,18 +17,14 @@ use std::time::Instant;
 use anyhow::{ensure, Context, Result};
 use candle_core::{DType, IndexOp};
 use deepread_engine::config::ModelConfig;
-use deepread_engine::vision::TILE_SIZE;
-use deepread_engine::{
-    Engine, Flow, GenerateEvent, GenerateOptions, Model, PageImage, PageInput, Schedule,
-};
+use deepread_engine::synthetic;
+use deepread_engine::{Engine, Flow, GenerateEvent, GenerateOptions, Model, PageInput, Schedule};
 
 const MIN_IDENTICAL_SHARE: f64 = 0.99;
 /// Two logits this close, relative to the largest, are a tie in bf16 (8 bits of mantissa: 0.4 % a rounding).
 const NEAR_TIE: f32 = 0.01;
 const SEED: u64 = 2026;
 const CROPS: usize = 6;
-/// Layout prompt ids after the image run, as `deepread bench` uses.
-const PROMPT: [u32; 9] = [201, 128820, 21842, 270, 4940, 304, 2121, 7919, 16];
 
 fn main() -> Result<()> {
     let pages: usize = match std::env::args().nth(1) {
@@ -118,26 +114,7 @@ fn mixed_lengths(pages: usize) -> Vec<usize> {
 
 /// Page `index`: the bench's page with pixels of its own.
 fn page(config: &ModelConfig, index: usize) -> PageInput {
-    let base = config.sam.image_size;
-    let pixels = |n: usize| -> Vec<f32> {
-        (0..n)
-            .map(|j| ((j * 7919 + index * 104_729) % 255) as f32 / 127.5 - 1.0)
-            .collect()
-    };
-    let image = PageImage {
-        global: pixels(3 * base * base),
-        tiles: pixels(CROPS * 3 * TILE_SIZE * TILE_SIZE),
-        num_tiles: CROPS,
-        base_size: base,
-        tile_size: TILE_SIZE,
-    };
-    let mut prompt_ids = vec![config.text.bos_token_id];
-    prompt_ids.resize(1 + image.image_tokens(config), config.image_token_id);
-    prompt_ids.extend(PROMPT);
-    PageInput {
-        prompt_ids,
-        image: Some(image),
-    }
+    synthetic::page::layout_page(config, CROPS, index)
 }
 
 /// Reads pages `indices` under `schedule`, page `k` stopped after `lengths[k]` tokens; their tokens.

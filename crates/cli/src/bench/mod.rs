@@ -18,13 +18,11 @@ use candle_core::{DType, Device};
 use clap::Args;
 use deepread_engine::config::ModelConfig;
 use deepread_engine::device::Placement;
-use deepread_engine::vision::TILE_SIZE;
-use deepread_engine::{DecodePath, Engine, Model, PageImage, PageInput};
+use deepread_engine::synthetic;
+use deepread_engine::{DecodePath, Engine, Model};
 
 use crate::failure::Failure;
 
-/// "<|grounding|>Convert the document to markdown." after the image run (shared/fixtures/tokenizer).
-const LAYOUT_PROMPT_IDS: [u32; 9] = [201, 128820, 21842, 270, 4940, 304, 2121, 7919, 16];
 /// Seed of the random weights.
 const RANDOM_SEED: u64 = 2026;
 
@@ -86,7 +84,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let engine = Engine::new(model)
         .and_then(|e| e.with_decode_path(path))
         .map_err(Failure::model)?;
-    let page = synthetic_page(engine.model().config(), args.crops);
+    let page = synthetic::page::layout_page(engine.model().config(), args.crops, 0);
     let setting = Setting {
         weights,
         placement,
@@ -118,37 +116,4 @@ fn load_model(
     }
     let model = Model::load(dir, device, dtype).map_err(Failure::model)?;
     Ok((model, dir.display().to_string()))
-}
-
-/// A page like hf_reference.py's: BOS, the `<image>` run, the layout prompt; fixed pixels.
-fn synthetic_page(config: &ModelConfig, crops: usize) -> PageInput {
-    let base = config.sam.image_size;
-    let image = PageImage {
-        global: pixels(3 * base * base),
-        tiles: pixels(crops * 3 * TILE_SIZE * TILE_SIZE),
-        num_tiles: crops,
-        base_size: base,
-        tile_size: TILE_SIZE,
-    };
-    let text = &config.text;
-    let mut prompt_ids = vec![text.bos_token_id];
-    prompt_ids.resize(1 + image.image_tokens(config), config.image_token_id);
-    // Folded into the vocabulary so that tiny test models, with a few hundred ids, take the same prompt.
-    prompt_ids.extend(
-        LAYOUT_PROMPT_IDS
-            .iter()
-            .map(|&id| id % text.vocab_size as u32)
-            .filter(|&id| id != config.image_token_id),
-    );
-    PageInput {
-        prompt_ids,
-        image: Some(image),
-    }
-}
-
-/// A fixed pattern in the normalised range [-1, 1]; the speed does not depend on the values.
-fn pixels(n: usize) -> Vec<f32> {
-    (0..n)
-        .map(|i| (i * 7919 % 255) as f32 / 127.5 - 1.0)
-        .collect()
 }

@@ -94,20 +94,21 @@ fn prepare_all(
     let failure = Mutex::new(None);
     thread::scope(|scope| {
         for _ in 0..threads {
-            scope.spawn(|| {
-                while let Some(page) =
-                    Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < pages)
-                {
-                    match prepare_page(document, page % count) {
-                        Ok((render, views)) => {
-                            let mut spent = spent.lock().unwrap_or_else(|e| e.into_inner());
-                            spent.render += render;
-                            spent.views += views;
-                        }
-                        Err(error) => {
-                            *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
-                            next.store(pages, Ordering::Relaxed);
-                        }
+            scope.spawn(|| loop {
+                let page = next.fetch_add(1, Ordering::Relaxed);
+                if page >= pages {
+                    break;
+                }
+                match prepare_page(document, page % count) {
+                    Ok((render, views)) => {
+                        let mut spent = spent.lock().unwrap_or_else(|e| e.into_inner());
+                        spent.render += render;
+                        spent.views += views;
+                    }
+                    Err(error) => {
+                        *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+                        // The other threads stop at their next page.
+                        next.store(pages, Ordering::Relaxed);
                     }
                 }
             });

@@ -232,12 +232,12 @@ impl Joining {
             engine.model().device().synchronize()?;
         }
         page.stats_mut().prefill_ms += self.stats.prefill_ms + ms_since(t0);
-        tracing::debug!(page = self.index, ms = ms_since(t0), "last prefill piece");
         tracing::debug!(
             page = self.index,
             vision_ms = self.stats.vision_ms,
             prefill_ms = page.stats_mut().prefill_ms,
-            "page joined"
+            ms = ms_since(t0),
+            "page joined after its last prefill piece"
         );
         Ok(page)
     }

@@ -14,6 +14,8 @@
 //! concatenated q/k/v and gate/up matrices): the full model's write peaks at 0.75 GB resident (measured), the
 //! tiny one's at 75 MB.
 
+pub mod page;
+
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -29,7 +31,7 @@ use crate::weights::{official_name, random_init, RandomInit, TensorSpec};
 
 /// The tiny test model of `config/tiny_full_vocab.json`: the real vocabulary, special ids and vision geometry,
 /// tiny widths elsewhere (about 17 M parameters, nearly all of them the embedding table and the LM head).
-pub const TINY_FULL_VOCAB_CONFIG_JSON: &str = include_str!("config/tiny_full_vocab.json");
+pub const TINY_FULL_VOCAB_CONFIG_JSON: &str = include_str!("../config/tiny_full_vocab.json");
 
 /// Values drawn, converted and written at a time.
 const CHUNK: usize = 1 << 20;
