@@ -1,6 +1,7 @@
 # Where the decode stalls while pages join come from: reads `deepread bench --document`'s debug log
-# (RUST_LOG=deepread_engine::scheduler=debug) and prints each join piece's time by kind and the longest stalls
-# with the piece run just before them.
+# (RUST_LOG=deepread_engine::scheduler=debug) and prints each join piece's time by kind (and the vision
+# thread's time a page, which runs beside the decode steps) and the longest stalls with the piece run just
+# before them.
 #   python3 stalls.py LOG
 import re
 import signal
@@ -15,8 +16,8 @@ pieces, stalls, last = {}, [], None
 for line in open(sys.argv[1], errors="replace"):
     line = ansi.sub("", line)
     fields = dict(field.findall(line))
-    if "vision piece" in line:
-        kind = re.search(r"piece=(.*?) ms=", line)[1].strip('"')
+    if "page seen" in line:
+        kind = "page seen (beside decode)"
     elif "page joined after its last prefill piece" in line:
         kind = "last prefill piece"
     elif "prefill piece" in line:
@@ -27,7 +28,8 @@ for line in open(sys.argv[1], errors="replace"):
     else:
         continue
     pieces.setdefault(kind, []).append(float(fields["ms"]))
-    last = kind
+    if "page seen" not in line:
+        last = kind
 
 
 def pct(xs, q):

@@ -115,8 +115,15 @@ fn a_document_is_read_grouped_and_continuous_with_every_page_to_its_length() {
         // Every page generated exactly its length.
         let tokens: usize = reported[..pages].iter().sum();
         assert_eq!(row[4], tokens.to_string(), "{stdout}");
+        // The grouped reading decodes its group of 3 together. Continuous pages decode together only when the
+        // vision thread keeps ahead, which it does not on the CPU for pages this short (the engine's scheduler
+        // tests read long pages to show it).
         let widest: usize = row[10].parse().unwrap();
-        assert!(widest >= 2 && widest <= slots.parse().unwrap(), "{stdout}");
+        let least = if row[1] == "grouped" { 3 } else { 1 };
+        assert!(
+            widest >= least && widest <= slots.parse().unwrap(),
+            "{stdout}"
+        );
         assert_eq!(row[11], "n/a", "no GPU memory figure on the CPU");
         assert_eq!(row[13], "0", "no page failed: {stdout}");
     }

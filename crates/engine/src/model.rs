@@ -5,6 +5,7 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 
 use crate::config::ModelConfig;
+use crate::device::{hand_over, side_stream};
 use crate::error::{EngineError, Result};
 use crate::lm::{FusedDecoder, SequenceCache, TextModel};
 use crate::vision::{VisionTower, TILE_SIZE};
@@ -54,6 +55,8 @@ pub struct Model {
     vision: VisionTower,
     text: TextModel,
     device: Device,
+    /// Where the vision tower's weights live and its work runs: a second stream of the same GPU, or `device`.
+    vision_device: Device,
     dtype: DType,
 }
 
@@ -84,13 +87,15 @@ impl Model {
     }
 
     fn from_weights(config: ModelConfig, w: &Weights) -> Result<Self> {
-        let vision = VisionTower::load(w, &config)?;
+        let vision_device = side_stream(w.device())?;
+        let vision = VisionTower::load(&w.on_device(&vision_device), &config)?;
         let text = TextModel::load(w, &config.text)?;
         Ok(Self {
             config,
             vision,
             text,
             device: w.device().clone(),
+            vision_device,
             dtype: w.dtype(),
         })
     }
@@ -106,6 +111,10 @@ impl Model {
     pub fn device(&self) -> &Device {
         &self.device
     }
+    /// The vision tower's device: [`Self::views_tensor`] places views there.
+    pub fn vision_device(&self) -> &Device {
+        &self.vision_device
+    }
     pub fn dtype(&self) -> DType {
         self.dtype
     }
@@ -116,7 +125,7 @@ impl Model {
         &self.text
     }
 
-    /// A (B, 3, S, S) tensor in the model dtype on the model device from flat normalised pixels.
+    /// A (B, 3, S, S) tensor in the model dtype on the vision tower's device from flat normalised pixels.
     pub fn views_tensor(&self, pixels: &[f32], count: usize, size: usize) -> Result<Tensor> {
         if pixels.len() != count * 3 * size * size {
             return Err(EngineError::Input(format!(
@@ -125,13 +134,20 @@ impl Model {
             )));
         }
         Ok(
-            Tensor::from_slice(pixels, (count, 3, size, size), &self.device)?
+            Tensor::from_slice(pixels, (count, 3, size, size), &self.vision_device)?
                 .to_dtype(self.dtype)?,
         )
     }
 
-    /// The embeddings one image contributes to the prompt: (tiles·144 + 256 + 1, hidden) at the real geometry.
+    /// The embeddings one image contributes to the prompt: (tiles·144 + 256 + 1, hidden) at the real geometry,
+    /// on the model's device.
     pub fn image_features(&self, image: &PageImage) -> Result<Tensor> {
+        hand_over(self.see(image)?, &self.device)
+    }
+
+    /// [`Self::image_features`] left on the vision tower's device, its work done: what a reading's vision
+    /// thread hands to the decoding one ([`hand_over`]).
+    pub fn see(&self, image: &PageImage) -> Result<Tensor> {
         check_tile_size(image)?;
         let global = self.views_tensor(&image.global, 1, image.base_size)?;
         let tiles = if image.num_tiles > 0 {
@@ -139,31 +155,9 @@ impl Model {
         } else {
             None
         };
-        self.vision.image_embeddings(&global, tiles.as_ref())
-    }
-
-    /// Views of `image` that [`Self::view_embeddings`] takes one at a time: its tiles, then the global view.
-    pub fn view_count(image: &PageImage) -> usize {
-        image.num_tiles + 1
-    }
-
-    /// One view's projected queries (1, N, hidden): tile `view` for `view < num_tiles`, else the global view.
-    /// [`VisionTower::assemble`] puts every view's together into the image's embeddings.
-    pub fn view_embeddings(&self, image: &PageImage, view: usize) -> Result<Tensor> {
-        let pixels = if view < image.num_tiles {
-            check_tile_size(image)?;
-            let len = 3 * image.tile_size * image.tile_size;
-            let tile = image
-                .tiles
-                .get(view * len..(view + 1) * len)
-                .ok_or_else(|| {
-                    EngineError::Input(format!("tile {view} is missing from the image's pixels"))
-                })?;
-            self.views_tensor(tile, 1, image.tile_size)?
-        } else {
-            self.views_tensor(&image.global, 1, image.base_size)?
-        };
-        self.vision.embed_views(&pixels)
+        let features = self.vision.image_embeddings(&global, tiles.as_ref())?;
+        self.vision_device.synchronize()?;
+        Ok(features)
     }
 
     /// Prompt embeddings (L, hidden): token embeddings with the `<image>` positions replaced, in order, by the

@@ -12,6 +12,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{DType, Device, Tensor};
@@ -29,10 +30,11 @@ pub enum WeightLayout {
 
 /// The tensors of one model: a checkpoint directory's, or seeded random ones.
 pub struct Weights {
-    source: Source,
+    /// Shared with the views [`Weights::on_device`] makes, so that [`Weights::finish`] sees every use.
+    source: Rc<Source>,
     device: Device,
     dtype: DType,
-    used: RefCell<BTreeSet<String>>,
+    used: Rc<RefCell<BTreeSet<String>>>,
 }
 
 enum Source {
@@ -127,7 +129,7 @@ impl Weights {
     /// The tensors asked for so far, in the order first asked, each once; empty unless
     /// [`Weights::placeholders`].
     pub fn requested(&self) -> Vec<TensorSpec> {
-        match &self.source {
+        match self.source.as_ref() {
             Source::Placeholders(specs) => specs.borrow().clone(),
             _ => Vec::new(),
         }
@@ -135,16 +137,26 @@ impl Weights {
 
     fn from_source(source: Source, device: &Device, dtype: DType) -> Self {
         Self {
-            source,
+            source: Rc::new(source),
             device: device.clone(),
             dtype,
-            used: RefCell::new(BTreeSet::new()),
+            used: Rc::new(RefCell::new(BTreeSet::new())),
+        }
+    }
+
+    /// The same tensors, placed on `device` (another stream of the same GPU, for the vision tower).
+    pub fn on_device(&self, device: &Device) -> Self {
+        Self {
+            source: Rc::clone(&self.source),
+            device: device.clone(),
+            dtype: self.dtype,
+            used: Rc::clone(&self.used),
         }
     }
 
     /// The checkpoint's name layout; random weights answer with the internal one.
     pub fn layout(&self) -> WeightLayout {
-        match &self.source {
+        match self.source.as_ref() {
             Source::Checkpoint(c) => c.layout,
             Source::Random | Source::Placeholders(_) => WeightLayout::Native { prefixed: false },
         }
@@ -164,7 +176,7 @@ impl Weights {
     /// Like [`Weights::get`] but in f32 on the CPU: for tensors that are resampled at load in f32, as the
     /// reference does, before being cast.
     pub fn get_f32_cpu(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
-        let c = match &self.source {
+        let c = match self.source.as_ref() {
             Source::Checkpoint(c) => c,
             Source::Random => return random_tensor(name, shape, &Device::Cpu),
             Source::Placeholders(specs) => return placeholder(specs, name, shape, DType::F32),
@@ -176,7 +188,7 @@ impl Weights {
 
     /// The tensor converted to `dtype` (e.g. f32 for the router, which the reference runs in f32).
     pub fn get_as(&self, name: &str, shape: &[usize], dtype: DType) -> Result<Tensor> {
-        let c = match &self.source {
+        let c = match self.source.as_ref() {
             Source::Checkpoint(c) => c,
             Source::Random => return Ok(random_tensor(name, shape, &self.device)?.to_dtype(dtype)?),
             Source::Placeholders(specs) => return placeholder(specs, name, shape, dtype),
@@ -191,7 +203,7 @@ impl Weights {
     /// After the model took every tensor it needs: any tensor left over means the config and the checkpoint do
     /// not describe the same model.
     pub fn finish(&self) -> Result<()> {
-        let Source::Checkpoint(c) = &self.source else {
+        let Source::Checkpoint(c) = self.source.as_ref() else {
             return Ok(());
         };
         let used = self.used.borrow();

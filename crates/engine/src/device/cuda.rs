@@ -76,3 +76,68 @@ fn driver_problem(error: DriverError) -> GpuProblem {
         error: error.to_string(),
     }
 }
+
+/// The stream-ordered allocator's pool of `device`, with the release threshold at its maximum: memory a tensor
+/// frees stays in the pool for the next allocation. The default threshold (0) hands it back to the driver at
+/// every synchronization, and the scheduler synchronizes once a step, so every page's vision activations were
+/// mapped afresh (2-3 % of a document's time on the H100, docs/benchmarks.md).
+pub(super) fn keep_freed_memory(device: &Device) -> Result<(), DriverError> {
+    let pool = memory_pool(device)?;
+    let mut threshold = u64::MAX;
+    // SAFETY: `pool` is the device's current pool; the attribute takes a pointer to a u64.
+    unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    }
+    .result()
+}
+
+/// Hands the pool's unused memory back to the driver once the stream's work is done, so that free memory counts it.
+pub(super) fn release_unused_memory(device: &Device) -> Result<(), DriverError> {
+    let pool = memory_pool(device)?;
+    if let Device::Cuda(cuda) = device {
+        cuda.cuda_stream().synchronize()?;
+    }
+    // SAFETY: trimming only releases memory no allocation holds.
+    unsafe { sys::cuMemPoolTrimTo(pool, 0) }.result()
+}
+
+fn memory_pool(device: &Device) -> Result<sys::CUmemoryPool, DriverError> {
+    let Device::Cuda(cuda) = device else {
+        return Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE));
+    };
+    let mut pool = std::ptr::null_mut();
+    let ordinal = cuda.cuda_stream().context().cu_device();
+    // SAFETY: writes one pool handle for a device the context holds.
+    unsafe { sys::cuDeviceGetMemPool(&mut pool, ordinal) }.result()?;
+    Ok(pool)
+}
+
+/// Gives `device`'s stream the highest priority the GPU has: while the vision stream has work waiting too, the
+/// GPU starts the decode steps' and prefill chunks' blocks first, so that pages already decoding are not held
+/// back by the next page's views.
+pub(super) fn put_first(device: &Device) -> Result<(), DriverError> {
+    let Device::Cuda(cuda) = device else {
+        return Ok(());
+    };
+    let stream = cuda.cuda_stream();
+    stream.context().bind_to_thread()?;
+    let (mut least, mut greatest) = (0, 0);
+    // SAFETY: writes two ints for the context bound above.
+    unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) }.result()?;
+    // SAFETY: a zeroed attribute value is valid; only its priority is read for this attribute.
+    let mut value: sys::CUstreamAttrValue = unsafe { std::mem::zeroed() };
+    value.priority = greatest;
+    // SAFETY: the stream is alive (held by `cuda`) and the value outlives the call.
+    unsafe {
+        sys::cuStreamSetAttribute(
+            stream.cu_stream(),
+            sys::CUstreamAttrID::CU_LAUNCH_ATTRIBUTE_PRIORITY,
+            &value,
+        )
+    }
+    .result()
+}

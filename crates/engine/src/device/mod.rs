@@ -5,7 +5,7 @@
 mod cuda;
 mod notice;
 
-use candle_core::{DType, Device};
+use candle_core::{DType, Device, Tensor};
 
 pub use notice::{GpuProblem, MIN_COMPUTE_CAP};
 
@@ -106,13 +106,55 @@ pub fn default_device() -> (Device, DType) {
 
 /// GPU `ordinal` with a stream of the engine's own, which decode steps can be captured from as CUDA graphs.
 /// Every operation of the engine runs in order on that one stream, so candle's cross-stream event
-/// tracking is turned off: it would only add an event per buffer and per use.
+/// tracking is turned off: it would only add an event per buffer and per use. Freed memory stays with the
+/// process for its next allocation (see `cuda::keep_freed_memory`).
 #[cfg(feature = "cuda")]
 pub fn engine_gpu(ordinal: usize) -> crate::error::Result<Device> {
     let device = Device::new_cuda_with_stream(ordinal)?;
     // SAFETY: tensors are created and used on this device's single stream only (see above).
     unsafe { device.as_cuda_device()?.disable_event_tracking() };
+    cuda::keep_freed_memory(&device).map_err(|e| crate::error::EngineError::Cuda(e.to_string()))?;
     Ok(device)
+}
+
+/// A second stream on `main`'s GPU, for the vision tower: a page's views then run beside the decode steps
+/// instead of between them. `main`'s stream is given the GPU's first claim (`cuda::put_first`); the new one
+/// keeps the default, lowest, priority. Off CUDA, `main` itself.
+pub fn side_stream(main: &Device) -> crate::error::Result<Device> {
+    #[cfg(feature = "cuda")]
+    if let Device::Cuda(cuda) = main {
+        cuda::put_first(main).map_err(|e| crate::error::EngineError::Cuda(e.to_string()))?;
+        return engine_gpu(cuda.cuda_stream().context().ordinal());
+    }
+    Ok(main.clone())
+}
+
+/// `tensor` as a tensor of `to`. The work that made it must be done (its stream synchronized): the copy runs
+/// on `to`'s stream, and the source's stream waits for that copy before it can reuse the memory freed here.
+pub fn hand_over(tensor: Tensor, to: &Device) -> crate::error::Result<Tensor> {
+    if tensor.device().same_device(to) {
+        return Ok(tensor);
+    }
+    let moved = tensor.to_device(to)?;
+    #[cfg(feature = "cuda")]
+    if let (Device::Cuda(from), Device::Cuda(to)) = (tensor.device(), to) {
+        from.cuda_stream()
+            .join(&to.cuda_stream())
+            .map_err(|e| crate::error::EngineError::Cuda(e.to_string()))?;
+    }
+    drop(tensor);
+    Ok(moved)
+}
+
+/// Gives the memory the process keeps for reuse back to the driver, before free memory is measured or when
+/// an allocation failed; nothing off CUDA.
+pub fn release_unused_memory(device: &Device) {
+    #[cfg(feature = "cuda")]
+    if let Err(error) = cuda::release_unused_memory(device) {
+        tracing::debug!(%error, "could not release the GPU memory pool");
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = device;
 }
 
 /// Bytes in use on the whole device, or `None` off CUDA.

@@ -1,91 +1,73 @@
-//! A page joining the slots, in pieces short enough to run between two decode steps: each view of its image
-//! through the vision tower, then its prompt through the LM a chunk at a time, then its first token.
+//! A page joining the slots once its vision is done: its prompt through the LM a chunk at a time, short enough
+//! to run between two decode steps, then its first token.
 
 use std::time::Instant;
 
 use candle_core::Tensor;
 
 use super::active::ActivePage;
+use super::vision::SeenPage;
 use super::PREFILL_CHUNK;
 use crate::engine::{Engine, PageInput, PageStats};
 use crate::error::{EngineError, Result};
 use crate::generate::GenerateOptions;
 use crate::lm::SequenceCache;
-use crate::model::{Model, PageImage};
+use crate::model::Model;
 
 /// Decode-cache room reserved beyond the prompt when a page joins; caches grow by fixed steps past it.
 pub(super) const INITIAL_DECODE_ROOM: usize = 512;
 
-/// Cache positions a page needs when it joins.
-pub(super) fn initial_positions(input: &PageInput, opts: &GenerateOptions) -> usize {
-    input.prompt_ids.len() + opts.max_new_tokens.min(INITIAL_DECODE_ROOM)
+/// Cache positions a page of `prompt_tokens` needs when it joins.
+pub(super) fn initial_positions(prompt_tokens: usize, opts: &GenerateOptions) -> usize {
+    prompt_tokens + opts.max_new_tokens.min(INITIAL_DECODE_ROOM)
 }
 
+/// The sequence a joining page prefills and how much of it is in its cache.
 pub(super) struct Joining {
     index: usize,
     cache: SequenceCache,
-    stage: Stage,
+    prompt: Vec<u32>,
+    /// The prompt's embeddings, which the page keeps.
+    embeds: Tensor,
+    /// The prompt's embeddings, then for a page taken up again its tokens but the last.
+    sequence: Tensor,
+    done: usize,
+    /// A page set aside and taken up again: it already has its tokens.
+    resumed: Option<ActivePage>,
     stats: PageStats,
 }
 
-enum Stage {
-    /// Views done so far, tiles first, then the global view.
-    Vision {
-        input: PageInput,
-        views: Vec<Tensor>,
-    },
-    /// The sequence to prefill and how much of it is in the cache.
-    Prefill {
-        prompt: Vec<u32>,
-        embeds: Tensor,
-        sequence: Tensor,
-        done: usize,
-        /// A page set aside and taken up again: it already has its tokens.
-        resumed: Option<ActivePage>,
-    },
-}
-
-/// What a joining page becomes when memory is short: it waits as it was before it began joining.
-pub(super) enum Waiting {
-    New(usize, PageInput),
-    SetAside(ActivePage),
-}
-
 impl Joining {
-    /// A new page, its prompt checked before any GPU work.
-    pub(super) fn start(
-        engine: &Engine,
-        index: usize,
-        input: PageInput,
-        cache: SequenceCache,
-    ) -> Result<Self> {
-        check_prompt(engine.model(), &input)?;
-        let stats = PageStats::empty(input.prompt_ids.len());
+    /// A new page, seen: its image's embeddings in their prompt places.
+    pub(super) fn start(engine: &Engine, page: SeenPage, cache: SequenceCache) -> Result<Self> {
+        let embeds = engine
+            .model()
+            .input_embeddings(&page.prompt_ids, page.image.as_ref())?;
+        let mut stats = PageStats::empty(page.prompt_ids.len());
+        stats.vision_ms = page.vision_ms;
         Ok(Joining {
-            index,
+            index: page.index,
             cache,
-            stage: Stage::Vision {
-                input,
-                views: Vec::new(),
-            },
+            prompt: page.prompt_ids,
+            sequence: embeds.clone(),
+            embeds,
+            done: 0,
+            resumed: None,
             stats,
         })
     }
 
     /// A page set aside for memory: its prompt and every token but the last go through the LM again.
     pub(super) fn resume(engine: &Engine, page: ActivePage, cache: SequenceCache) -> Result<Self> {
-        let (prompt, embeds) = (page.prompt().to_vec(), page.embeds().clone());
         Ok(Joining {
             index: page.index(),
             cache,
-            stats: PageStats::empty(prompt.len()),
-            stage: Stage::Prefill {
-                prompt,
-                sequence: resumed_sequence(engine, &page)?,
-                embeds,
-                done: 0,
-                resumed: Some(page),
-            },
+            prompt: page.prompt().to_vec(),
+            embeds: page.embeds().clone(),
+            sequence: resumed_sequence(engine, &page)?,
+            done: 0,
+            stats: PageStats::empty(page.prompt().len()),
+            resumed: Some(page),
         })
     }
 
@@ -101,25 +83,19 @@ impl Joining {
         self.cache
     }
 
-    /// Back to waiting, its work so far dropped and its cache freed.
-    pub(super) fn into_waiting(self) -> Waiting {
-        match self.stage {
-            Stage::Vision { input, .. } => Waiting::New(self.index, input),
-            Stage::Prefill {
-                resumed: Some(page),
-                ..
-            } => Waiting::SetAside(page),
-            Stage::Prefill { prompt, embeds, .. } => {
-                // Not yet decoding: it waits as a page set aside with no tokens, its embeddings kept.
-                let stats = PageStats::empty(prompt.len());
-                let mut page = ActivePage::new(self.index, prompt, embeds, self.cache, stats);
-                drop(page.take_cache());
-                Waiting::SetAside(page)
-            }
+    /// Back to waiting for memory as a page set aside, its cache freed: a new page keeps its embeddings and
+    /// has no tokens yet.
+    pub(super) fn into_set_aside(self) -> ActivePage {
+        if let Some(page) = self.resumed {
+            return page;
         }
+        let mut page =
+            ActivePage::new(self.index, self.prompt, self.embeds, self.cache, self.stats);
+        drop(page.take_cache());
+        page
     }
 
-    /// Runs the next piece; returns the page once it has its first token (or, taken up again, its cache).
+    /// Prefills the next chunk; returns the page once it has its first token (or, taken up again, its cache).
     pub(super) fn advance(
         &mut self,
         engine: &Engine,
@@ -127,69 +103,27 @@ impl Joining {
     ) -> Result<Option<ActivePage>> {
         let t0 = Instant::now();
         let model = engine.model();
-        match &mut self.stage {
-            Stage::Vision { input, views } => {
-                let piece = match &input.image {
-                    Some(image) => view_piece(model, image, views)?,
-                    None => "no image",
-                };
-                let done = input
-                    .image
-                    .as_ref()
-                    .is_none_or(|image| views.len() == Model::view_count(image));
-                // Waits for the work, so that the stats split the page's time where it is spent.
-                model.device().synchronize()?;
-                self.stats.vision_ms += ms_since(t0);
-                tracing::debug!(page = self.index, piece, ms = ms_since(t0), "vision piece");
-                if done {
-                    self.stage = self.prefill_stage(model)?;
-                }
-                Ok(None)
-            }
-            Stage::Prefill { sequence, done, .. } => {
-                let len = sequence.dim(0)?;
-                let take = PREFILL_CHUNK.min(len - *done);
-                let part = sequence.narrow(0, *done, take)?.unsqueeze(0)?;
-                let hidden = model.text().forward_hidden_with(
-                    &part,
-                    &mut [&mut self.cache],
-                    engine.fused(),
-                )?;
-                *done += take;
-                if *done < len {
-                    model.device().synchronize()?;
-                    self.stats.prefill_ms += ms_since(t0);
-                    tracing::debug!(
-                        page = self.index,
-                        positions = take,
-                        ms = ms_since(t0),
-                        "prefill piece"
-                    );
-                    return Ok(None);
-                }
-                let last = hidden.squeeze(0)?.narrow(0, take - 1, 1)?;
-                self.finish_prefill(engine, &last, opts, t0).map(Some)
-            }
+        let len = self.sequence.dim(0)?;
+        let take = PREFILL_CHUNK.min(len - self.done);
+        let part = self.sequence.narrow(0, self.done, take)?.unsqueeze(0)?;
+        let hidden =
+            model
+                .text()
+                .forward_hidden_with(&part, &mut [&mut self.cache], engine.fused())?;
+        self.done += take;
+        if self.done < len {
+            model.device().synchronize()?;
+            self.stats.prefill_ms += ms_since(t0);
+            tracing::debug!(
+                page = self.index,
+                positions = take,
+                ms = ms_since(t0),
+                "prefill piece"
+            );
+            return Ok(None);
         }
-    }
-
-    /// Every view is through the vision tower: the prompt's embeddings, to prefill.
-    fn prefill_stage(&mut self, model: &Model) -> Result<Stage> {
-        let Stage::Vision { input, views } = &mut self.stage else {
-            return Err(EngineError::Input("a page left vision twice".into()));
-        };
-        let image = match views.is_empty() {
-            true => None,
-            false => Some(model.vision().assemble(views)?),
-        };
-        let embeds = model.input_embeddings(&input.prompt_ids, image.as_ref())?;
-        Ok(Stage::Prefill {
-            prompt: std::mem::take(&mut input.prompt_ids),
-            sequence: embeds.clone(),
-            embeds,
-            done: 0,
-            resumed: None,
-        })
+        let last = hidden.squeeze(0)?.narrow(0, take - 1, 1)?;
+        self.finish_prefill(engine, &last, opts, t0).map(Some)
     }
 
     /// The last chunk is in: the page takes its slot, with its first token when it has none yet.
@@ -200,29 +134,22 @@ impl Joining {
         opts: &GenerateOptions,
         t0: Instant,
     ) -> Result<ActivePage> {
-        let Stage::Prefill {
-            prompt,
-            embeds,
-            resumed,
-            ..
-        } = &mut self.stage
-        else {
-            return Err(EngineError::Input(
-                "a page prefilled before its vision".into(),
-            ));
-        };
         let cache = std::mem::replace(&mut self.cache, SequenceCache::new(0, 0));
-        let mut page = match resumed.take() {
+        let mut page = match self.resumed.take() {
             Some(mut page) => {
                 page.put_cache(cache);
                 page
             }
+            // Its prefill time is added below, once, with the last piece's.
             None => ActivePage::new(
                 self.index,
-                std::mem::take(prompt),
-                embeds.clone(),
+                std::mem::take(&mut self.prompt),
+                self.embeds.clone(),
                 cache,
-                self.stats.clone(),
+                PageStats {
+                    prefill_ms: 0.0,
+                    ..self.stats.clone()
+                },
             ),
         };
         if page.generated() == 0 {
@@ -243,13 +170,6 @@ impl Joining {
     }
 }
 
-/// The next view through the vision tower. Says which it was.
-fn view_piece(model: &Model, image: &PageImage, views: &mut Vec<Tensor>) -> Result<&'static str> {
-    let global = views.len() == image.num_tiles;
-    views.push(model.view_embeddings(image, views.len())?);
-    Ok(if global { "global view" } else { "tile" })
-}
-
 /// The sequence a page set aside prefills again: its prompt's embeddings, then its tokens but the last.
 fn resumed_sequence(engine: &Engine, page: &ActivePage) -> Result<Tensor> {
     let tokens = page.tokens();
@@ -263,7 +183,8 @@ fn resumed_sequence(engine: &Engine, page: &ActivePage) -> Result<Tensor> {
     )?)
 }
 
-fn check_prompt(model: &Model, input: &PageInput) -> Result<()> {
+/// A page's prompt against its image and the model, before any GPU work.
+pub(super) fn check_prompt(model: &Model, input: &PageInput) -> Result<()> {
     if input.prompt_ids.is_empty() {
         return Err(EngineError::Input("an empty prompt".into()));
     }

@@ -6,7 +6,7 @@ use candle_core::DType;
 
 use super::{CPU_SLOTS, MAX_SLOTS};
 use crate::config::TextConfig;
-use crate::device::memory_free;
+use crate::device::{memory_free, release_unused_memory};
 use crate::error::EngineError;
 use crate::lm::SequenceCache;
 use crate::model::Model;
@@ -30,6 +30,8 @@ pub fn page_cache_bytes(text: &TextConfig, dtype: DType, positions: usize) -> u6
 /// Slots and the caches' budget for `model`'s device: from the memory free now, on a GPU; on the CPU, a few
 /// slots and no budget.
 pub(super) fn size_slots(model: &Model) -> (usize, Option<u64>) {
+    // What an earlier reading freed is still held for reuse; the driver's free count should include it.
+    release_unused_memory(model.device());
     let Some(free) = memory_free(model.device()) else {
         return (CPU_SLOTS, None);
     };
@@ -122,9 +124,10 @@ impl Caches {
         self.fits(needed)
     }
 
-    /// Frees every pooled cache.
-    pub(super) fn release_pool(&mut self) {
+    /// Frees every pooled cache, and hands what the device's allocator holds unused back to the driver.
+    pub(super) fn release_pool(&mut self, model: &Model) {
         self.pool.clear();
+        release_unused_memory(model.device());
     }
 
     /// The device ran out with `in_use` bytes held: the caches stay below that from now on.

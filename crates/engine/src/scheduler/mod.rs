@@ -1,13 +1,14 @@
 //! Continuous batching. Pages decode together in a set of slots; a page that ends (EOS, the cap, or stopped by
 //! the caller) leaves its slot at once and the next page takes it, on the key/value cache the last one left.
-//! A joining page's vision and prefill run piece by piece between decode steps (one view, then one prompt
-//! chunk), so the pages already decoding wait for one piece, not for a whole page. Every page's tokens are
-//! those it has read alone: rows of a decode step never mix, and a page's own pieces do not depend on what
-//! runs beside it.
+//! The next pages' vision runs on a thread of its own, on a second stream of the GPU, beside the decode steps;
+//! a joining page's prefill runs a chunk at a time between them, so the pages already decoding wait for one
+//! chunk, not for a whole page. Every page's tokens are those it has read alone: rows of a decode step never
+//! mix, and a page's own work does not depend on what runs beside it.
 
 mod active;
 mod join;
 mod memory;
+mod vision;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -19,6 +20,7 @@ use crate::lm::SequenceCache;
 use active::ActivePage;
 use join::Joining;
 use memory::Caches;
+use vision::{SeenPage, Unseen, VisionAhead, PAGES_AHEAD};
 
 pub use memory::{page_cache_bytes, TYPICAL_PAGE_POSITIONS};
 
@@ -29,7 +31,7 @@ pub const CPU_SLOTS: usize = 4;
 /// Prompt positions prefilled in one piece, between two decode steps: a few milliseconds at full size. Every
 /// reading prefills in these chunks, grouped or not, so that a page's numbers never depend on how it was
 /// scheduled.
-pub const PREFILL_CHUNK: usize = 512;
+pub const PREFILL_CHUNK: usize = 256;
 
 /// How pages share the engine.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,9 +133,12 @@ impl Engine {
         opts: &GenerateOptions,
         on_event: &mut OnEvent<'_>,
     ) -> Result<ScheduleReport> {
-        let mut run = Run::new(self, schedule, opts);
-        run.drive(source, on_event)?;
-        Ok(run.report)
+        std::thread::scope(|scope| {
+            let vision = VisionAhead::start(scope, self.model())?;
+            let mut run = Run::new(self, schedule, opts, vision);
+            run.drive(source, on_event)?;
+            Ok(run.report)
+        })
     }
 }
 
@@ -147,8 +152,10 @@ struct Run<'a> {
     caches: Caches,
     /// Pages set aside for memory, taken up again before any new page.
     set_aside: VecDeque<ActivePage>,
-    /// A page pulled while its cache did not fit yet.
-    held: Option<(usize, PageInput)>,
+    /// The pages taken from the source and not yet joining, their vision done or under way.
+    vision: VisionAhead,
+    /// A page seen while its cache did not fit yet.
+    held: Option<SeenPage>,
     joining: Option<Joining>,
     active: Vec<ActivePage>,
     source_done: bool,
@@ -161,7 +168,12 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn new(engine: &'a Engine, schedule: &Schedule, opts: &'a GenerateOptions) -> Self {
+    fn new(
+        engine: &'a Engine,
+        schedule: &Schedule,
+        opts: &'a GenerateOptions,
+        vision: VisionAhead,
+    ) -> Self {
         let slots = schedule.slots.max(1);
         Run {
             engine,
@@ -173,6 +185,7 @@ impl<'a> Run<'a> {
                 .unwrap_or(engine.model().config().text.eos_token_id),
             caches: Caches::new(engine.model(), schedule.cache_budget),
             set_aside: VecDeque::new(),
+            vision,
             held: None,
             joining: None,
             active: Vec::new(),
@@ -190,14 +203,18 @@ impl<'a> Run<'a> {
 
     fn drive(&mut self, source: &mut dyn PageSource, on_event: &mut OnEvent<'_>) -> Result<()> {
         loop {
+            self.take_ahead(source, on_event);
             if self.joining.is_none() {
-                self.admit(source, on_event)?;
+                self.admit(on_event)?;
             }
             if self.joining.is_some() {
                 self.join_piece(on_event)?;
             }
             if self.may_decode() {
                 self.decode(on_event)?;
+            } else if self.joining.is_none() {
+                // Nothing runs until the next page is seen.
+                self.vision.wait_front();
             }
             if self.is_done() {
                 self.report.final_slots = self.slots;
@@ -208,6 +225,7 @@ impl<'a> Run<'a> {
 
     fn is_done(&self) -> bool {
         self.source_done
+            && self.vision.is_empty()
             && self.held.is_none()
             && self.joining.is_none()
             && self.set_aside.is_empty()
@@ -218,9 +236,33 @@ impl<'a> Run<'a> {
         !self.active.is_empty() && (self.admission == Admission::Continuous || !self.forming)
     }
 
+    /// Takes pages from the source while fewer than [`PAGES_AHEAD`] are ahead of the slots, and sends them to
+    /// be seen. Waits for the source only when nothing else is left to run.
+    fn take_ahead(&mut self, source: &mut dyn PageSource, on_event: &mut OnEvent<'_>) {
+        while !self.source_done && self.vision.len() < PAGES_AHEAD {
+            let idle = self.active.is_empty()
+                && self.joining.is_none()
+                && self.held.is_none()
+                && self.set_aside.is_empty()
+                && self.vision.is_empty();
+            match source.pull(idle) {
+                Pull::Page(input) => {
+                    let index = self.report.pages;
+                    self.report.pages += 1;
+                    match join::check_prompt(self.engine.model(), &input) {
+                        Ok(()) => self.vision.submit(index, input),
+                        Err(error) => self.fail(index, error.to_string(), on_event),
+                    }
+                }
+                Pull::NotReady => return,
+                Pull::End => self.source_done = true,
+            }
+        }
+    }
+
     /// Starts the next page joining when a slot is free and its cache fits: a page set aside first, then one
-    /// held back for memory, then a new one from the source.
-    fn admit(&mut self, source: &mut dyn PageSource, on_event: &mut OnEvent<'_>) -> Result<()> {
+    /// held back for memory, then the next page seen.
+    fn admit(&mut self, on_event: &mut OnEvent<'_>) -> Result<()> {
         if self.active.len() >= self.slots || !self.admission_open() {
             return Ok(());
         }
@@ -236,31 +278,50 @@ impl<'a> Run<'a> {
             }
             return Ok(());
         }
-        let (index, input) = match self.held.take() {
-            Some(held) => held,
-            None if self.source_done => return Ok(()),
-            None => match source.pull(alone) {
-                Pull::Page(input) => {
-                    self.report.pages += 1;
-                    (self.report.pages - 1, input)
+        let page = match self.held.take() {
+            Some(page) => page,
+            None => match self.vision.pop_seen(self.engine.model()) {
+                Some(Ok(page)) => page,
+                Some(Err(unseen)) => {
+                    self.unseen(unseen, on_event);
+                    return Ok(());
                 }
-                Pull::NotReady => return Ok(()),
-                Pull::End => {
-                    self.source_done = true;
-                    self.forming = false;
+                None => {
+                    // A group closes early when the document has no more pages for it.
+                    if self.source_done && self.vision.is_empty() {
+                        self.forming = false;
+                    }
                     return Ok(());
                 }
             },
         };
-        let positions = join::initial_positions(&input, self.opts);
+        let positions = join::initial_positions(page.prompt_ids.len(), self.opts);
         match self.caches.take(positions, self.in_use(), alone) {
-            Some(cache) => match Joining::start(self.engine, index, input, cache) {
-                Ok(joining) => self.joining = Some(joining),
-                Err(error) => self.fail(index, error.to_string(), on_event),
-            },
-            None => self.held = Some((index, input)),
+            Some(cache) => {
+                let index = page.index;
+                match Joining::start(self.engine, page, cache) {
+                    Ok(joining) => self.joining = Some(joining),
+                    Err(error) => self.fail(index, error.to_string(), on_event),
+                }
+            }
+            None => self.held = Some(page),
         }
         Ok(())
+    }
+
+    /// A page whose vision failed: seen again with fewer slots when the pages decoding hold the memory it
+    /// needed, else it fails alone.
+    fn unseen(&mut self, mut page: Unseen, on_event: &mut OnEvent<'_>) {
+        let for_memory = memory::is_out_of_memory(&page.error) && !self.active.is_empty();
+        match page.image.take() {
+            Some(image) if for_memory => {
+                self.caches.release_pool(self.engine.model());
+                self.caches.tighten(self.in_use());
+                self.fewer_slots(self.active.len(), on_event);
+                self.vision.retry(page, image);
+            }
+            _ => self.fail(page.index, page.error.to_string(), on_event),
+        }
     }
 
     fn admission_open(&self) -> bool {
@@ -320,7 +381,7 @@ impl<'a> Run<'a> {
         error: crate::error::EngineError,
         on_event: &mut OnEvent<'_>,
     ) -> Result<()> {
-        self.caches.release_pool();
+        self.caches.release_pool(self.engine.model());
         if self.active.is_empty() {
             let index = joining.index();
             drop(joining.into_cache());
@@ -329,10 +390,7 @@ impl<'a> Run<'a> {
         }
         self.caches.tighten(self.in_use());
         self.fewer_slots(self.active.len(), on_event);
-        match joining.into_waiting() {
-            join::Waiting::New(index, input) => self.held = Some((index, input)),
-            join::Waiting::SetAside(page) => self.set_aside.push_front(page),
-        }
+        self.set_aside.push_front(joining.into_set_aside());
         Ok(())
     }
 
@@ -342,7 +400,7 @@ impl<'a> Run<'a> {
         let stepped = loop {
             match active::decode_step(self.engine, &mut self.active, self.opts) {
                 Err(error) if memory::is_out_of_memory(&error) && self.active.len() > 1 => {
-                    self.caches.release_pool();
+                    self.caches.release_pool(self.engine.model());
                     self.caches.tighten(self.in_use());
                     self.set_aside_newest(on_event);
                 }

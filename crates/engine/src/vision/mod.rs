@@ -59,8 +59,8 @@ impl VisionTower {
     }
 
     /// The image's embeddings from its views' [`Self::embed_views`] outputs, tiles first and the global view
-    /// last, in batches of any size: the rows in order, then the separator.
-    pub fn assemble(&self, views: &[Tensor]) -> Result<Tensor> {
+    /// last: the rows in order, then the separator.
+    fn assemble(&self, views: &[Tensor]) -> Result<Tensor> {
         let hidden = self.view_separator.dim(0)?;
         let mut parts = views
             .iter()
