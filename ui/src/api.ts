@@ -1,6 +1,6 @@
 // The Rust side's commands and the page image protocol, typed.
 import { Channel, invoke } from "@tauri-apps/api/core";
-import type { BoxNorm, PageEvent } from "./events";
+import type { BoxNorm, ReadingEvent } from "./events";
 import type { ReadingChoice } from "./reading/modes";
 import type { RecentDocument } from "./recent";
 import type { DownloadEvent } from "./model/download";
@@ -55,9 +55,9 @@ export interface ReadRequest extends ReadingChoice {
 export function readDocument(
   id: string,
   request: ReadRequest,
-  onEvent: (event: PageEvent) => void,
+  onEvent: (event: ReadingEvent) => void,
 ): Promise<ReadingStarted> {
-  const events = new Channel<PageEvent>();
+  const events = new Channel<ReadingEvent>();
   events.onmessage = onEvent;
   return invoke<ReadingStarted>("read_document", { id, request, events });
 }

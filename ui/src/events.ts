@@ -1,4 +1,4 @@
-// What a reading reports, page by page: the TypeScript mirror of `PageEvent` in
+// What a reading reports, page by page (and its rare notices): the TypeScript mirror of `PageEvent` in
 // crates/core/src/events.rs (serde: a `type` tag, camelCase fields, `Option` as null).
 
 /** A layout box in the model's normalised coordinates: 0..=999 of the page, x1 <= x2, y1 <= y2. */
@@ -59,6 +59,13 @@ export type PageEvent =
   | { type: "failed"; page: number; error: string }
   | { type: "looped"; page: number; markdown: string; blocks: Block[]; reason: LoopReason }
   | { type: "fromCache"; page: number };
+
+/** What a reading says of itself rather than of one page: GPU memory ran short, so from now on it reads at most
+ * `pagesAtOnce` pages together (said once a reading). */
+export type ReadingNotice = { type: "fewerPagesAtOnce"; pagesAtOnce: number };
+
+/** Everything a reading's channel carries. */
+export type ReadingEvent = PageEvent | ReadingNotice;
 
 export type PageEventType = PageEvent["type"];
 

@@ -2,7 +2,7 @@
 // boxes on the page shown and the status bar's figures; boxes and blocks link to each other both ways.
 import { figureImageUrl, readDocument, renderMarkdown, stopReading, type DocumentInfo, type ReadingStarted } from "./api";
 import { pageSource } from "./clipboard";
-import type { PageEvent } from "./events";
+import type { PageEvent, ReadingEvent } from "./events";
 import { BlockIndex, type BlockRef } from "./linking/block-index";
 import { figureAspect, figureElement, pageWidthForFigure } from "./markdown/figure";
 import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
@@ -206,7 +206,12 @@ export class DocumentSession implements SearchTarget {
     return started;
   }
 
-  private handle(event: PageEvent, generation: number): void {
+  private handle(event: ReadingEvent, generation: number): void {
+    if (event.type === "fewerPagesAtOnce") {
+      if (generation === this.generation) this.progress.fewerPagesAtOnce(event.pagesAtOnce);
+      this.hooks.onProgress();
+      return;
+    }
     // A replaced reading still reports the pages it had in flight ("stopped"); the newer one owns them.
     const owned = this.latestPages === null || this.latestPages.has(event.page);
     if (generation !== this.generation && owned) return;

@@ -37,6 +37,16 @@ impl DocumentProgress {
                 self.bar.inc(1);
             }
             PageEvent::Failed { .. } => self.bar.inc(1),
+            PageEvent::FewerPagesAtOnce { pages_at_once } => {
+                let pages = match pages_at_once {
+                    1 => "1 page".to_owned(),
+                    n => format!("{n} pages"),
+                };
+                self.bar.println(format!(
+                    "GPU memory is short: {pages} at a time from now on"
+                ));
+                return;
+            }
             _ => return,
         }
         self.bar.set_message(self.status());

@@ -1,4 +1,5 @@
-//! What a reading reports, page by page: one serde enum shared by the desktop UI and the CLI.
+//! What a reading reports, page by page (and the rare word on the whole reading): one serde enum shared by the
+//! desktop UI and the CLI.
 //!
 //! Serialised with a `type` tag and camelCase fields, as the TypeScript side expects, e.g.
 //! `{"type":"blockOpened","page":0,"blockId":3,"label":"title","boxes":[...],"warning":null}`.
@@ -134,12 +135,17 @@ pub enum PageEvent {
     FromCache {
         page: usize,
     },
+    /// Not about one page: GPU memory ran short, and from now on this reading reads at most
+    /// `pages_at_once` pages together (slower, nothing lost). Said once a reading.
+    FewerPagesAtOnce {
+        pages_at_once: usize,
+    },
 }
 
 impl PageEvent {
-    /// The page the event is about.
-    pub fn page(&self) -> usize {
-        match self {
+    /// The page the event is about; `None` for what is about the whole reading.
+    pub fn page(&self) -> Option<usize> {
+        Some(match self {
             PageEvent::Queued { page }
             | PageEvent::Started { page }
             | PageEvent::Delta { page, .. }
@@ -150,6 +156,7 @@ impl PageEvent {
             | PageEvent::Failed { page, .. }
             | PageEvent::Looped { page, .. }
             | PageEvent::FromCache { page } => *page,
-        }
+            PageEvent::FewerPagesAtOnce { .. } => return None,
+        })
     }
 }

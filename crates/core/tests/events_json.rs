@@ -65,7 +65,17 @@ fn done_and_looped_events_carry_the_page_and_round_trip() {
         json!({"kind": "repeatedBlockText", "count": 4})
     );
     assert_eq!(value["stats"]["generatedTokens"], 2);
-    assert_eq!(looped.page(), 3);
+    assert_eq!(looped.page(), Some(3));
+}
+
+#[test]
+fn fewer_pages_at_once_is_an_event_of_the_reading_not_of_a_page() {
+    let event = PageEvent::FewerPagesAtOnce { pages_at_once: 12 };
+    assert_eq!(
+        serde_json::to_value(&event).unwrap(),
+        json!({"type": "fewerPagesAtOnce", "pagesAtOnce": 12})
+    );
+    assert_eq!(event.page(), None);
 }
 
 #[test]

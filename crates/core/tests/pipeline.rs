@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
-use deepread_core::recognizer::{Recognizer, TextLayerRecognizer};
+use deepread_core::recognizer::{PageFeed, PageNeeds, PageSink, Recognizer, TextLayerRecognizer};
 use deepread_core::PageEvent;
 use deepread_pdf::{bind_pdfium, Document};
 use deepread_store::Store;
@@ -61,7 +61,7 @@ fn read(
 fn kinds(events: &[PageEvent], page: usize) -> Vec<&'static str> {
     events
         .iter()
-        .filter(|e| e.page() == page)
+        .filter(|e| e.page() == Some(page))
         .map(|e| match e {
             PageEvent::Queued { .. } => "queued",
             PageEvent::Started { .. } => "started",
@@ -73,6 +73,7 @@ fn kinds(events: &[PageEvent], page: usize) -> Vec<&'static str> {
             PageEvent::Failed { .. } => "failed",
             PageEvent::Looped { .. } => "looped",
             PageEvent::FromCache { .. } => "cache",
+            PageEvent::FewerPagesAtOnce { .. } => "fewer pages at once",
         })
         .collect()
 }
@@ -183,7 +184,7 @@ fn a_stopped_reading_caches_nothing_unfinished_and_the_next_reading_does_the_res
     );
     assert_eq!(kinds(&events, 0).last(), Some(&"done"));
     assert!(matches!(
-        events.iter().rev().find(|e| e.page() == 1),
+        events.iter().rev().find(|e| e.page() == Some(1)),
         Some(PageEvent::Failed { .. })
     ));
     assert!(
@@ -250,7 +251,7 @@ fn chosen_pages_only_are_read() {
     let read_pages: Vec<usize> = events
         .iter()
         .filter(|e| matches!(e, PageEvent::Done { .. }))
-        .map(PageEvent::page)
+        .filter_map(PageEvent::page)
         .collect();
     assert_eq!(read_pages, [3, 1]);
 }
@@ -294,4 +295,49 @@ fn streamed_deltas_carry_the_tokens_the_page_stats_count() {
     });
     assert_eq!(counted, Some(text.chars().count().div_ceil(4)));
     assert_eq!(Some(streamed), counted);
+}
+
+/// The text layer, with GPU memory running short twice while it reads, as the engine says it.
+struct ShortOfMemory(TextLayerRecognizer);
+
+impl Recognizer for ShortOfMemory {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn fingerprint(&self) -> &str {
+        self.0.fingerprint()
+    }
+    fn needs(&self) -> PageNeeds {
+        self.0.needs()
+    }
+    fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink) {
+        sink.fewer_pages_at_once(12);
+        self.0.read(pages, sink);
+        sink.fewer_pages_at_once(5);
+    }
+}
+
+#[test]
+fn fewer_pages_at_once_is_said_once_a_reading_and_loses_no_page() {
+    let setup = setup();
+    let doc = document(KOREAN_4_PAGES);
+    let recognizer = ShortOfMemory(TextLayerRecognizer::new());
+    let mut events = Vec::new();
+    read_document(
+        &doc,
+        &recognizer,
+        Some(&setup.cache),
+        &ReadOptions::default(),
+        &CancelToken::new(),
+        &mut |e| events.push(e),
+    );
+    let said: Vec<&PageEvent> = events.iter().filter(|e| e.page().is_none()).collect();
+    assert_eq!(
+        said,
+        [&PageEvent::FewerPagesAtOnce { pages_at_once: 12 }],
+        "once, with the pages read together from then on"
+    );
+    for page in 0..doc.page_count() {
+        assert_eq!(kinds(&events, page).last(), Some(&"done"), "page {page}");
+    }
 }

@@ -116,8 +116,26 @@ describe("describeProgress", () => {
       pending: 12,
       tokensPerS: 1023.6,
       etaS: 41.2,
+      pagesAtOnce: null,
     });
     expect(line).toBe("12 of 25 pages read · 1,024 tokens/s · 0:42 left · 3 from cache · 1 failed");
+  });
+
+  it("says while a reading goes on with fewer pages at a time for GPU memory, and forgets it for the next", () => {
+    const progress = new ReadingProgress(3);
+    for (let page = 0; page < 3; page++) progress.apply({ type: "queued", page });
+    progress.fewerPagesAtOnce(12);
+    const slowed = describeProgress(progress.figures());
+    expect(slowed).toMatch(/ · GPU memory is short: 12 pages at a time$/);
+    for (let page = 0; page < 3; page++) {
+      progress.apply({ type: "started", page });
+      progress.apply(done(page));
+    }
+    expect(describeProgress(progress.figures())).toContain("GPU memory is short: 12 pages at a time");
+    progress.apply({ type: "queued", page: 1 });
+    expect(describeProgress(progress.figures())).not.toContain("GPU memory");
+    progress.fewerPagesAtOnce(1);
+    expect(describeProgress(progress.figures())).toContain("GPU memory is short: 1 page at a time");
   });
 
   it("writes time left as m:ss or h:mm:ss", () => {

@@ -18,6 +18,8 @@ export interface ProgressFigures {
   tokensPerS: number | null;
   /** Seconds until the pending pages are read; null until a page has been read to measure by. */
   etaS: number | null;
+  /** Set when GPU memory ran short during this reading: the most pages it reads together since. */
+  pagesAtOnce: number | null;
 }
 
 type Finish = "done" | "fromCache" | "looped" | "failed";
@@ -31,6 +33,7 @@ export class ReadingProgress {
   private readingSince: number | null = null;
   private readByRecognizer = 0;
   private tokens = { total: 0, first: 0, last: 0 };
+  private pagesAtOnce: number | null = null;
 
   constructor(
     readonly total: number,
@@ -42,7 +45,11 @@ export class ReadingProgress {
     switch (event.type) {
       case "queued":
         this.pending.add(page);
-        this.readingSince ??= this.now();
+        if (this.readingSince === null) {
+          // A new reading: what memory allowed the last one says nothing of this one.
+          this.readingSince = this.now();
+          this.pagesAtOnce = null;
+        }
         break;
       case "fromCache":
         this.fromCache.add(page);
@@ -68,6 +75,11 @@ export class ReadingProgress {
     if (this.pending.size === 0) this.readingSince = null;
   }
 
+  /** GPU memory ran short: the reading goes on with at most `pages` pages together. */
+  fewerPagesAtOnce(pages: number): void {
+    this.pagesAtOnce = pages;
+  }
+
   /** The reading was stopped: its queued pages will not be read. */
   stopped(): void {
     this.pending.clear();
@@ -90,6 +102,7 @@ export class ReadingProgress {
       pending: this.pending.size,
       tokensPerS: this.tokensPerS(),
       etaS: this.etaS(),
+      pagesAtOnce: this.pagesAtOnce,
     };
   }
 
@@ -123,7 +136,8 @@ export class ReadingProgress {
   }
 }
 
-/** The status bar's line: "12 of 25 pages read · 1,024 tokens/s · 0:42 left · 3 from cache". */
+/** The status bar's line: "12 of 25 pages read · 1,024 tokens/s · 0:42 left · 3 from cache", and why the reading
+ * slowed when GPU memory ran short. */
 export function describeProgress(figures: ProgressFigures): string {
   const parts = [`${figures.read} of ${figures.total} pages read`];
   if (figures.tokensPerS !== null) parts.push(`${Math.round(figures.tokensPerS).toLocaleString("en-US")} tokens/s`);
@@ -131,6 +145,10 @@ export function describeProgress(figures: ProgressFigures): string {
   parts.push(`${figures.cacheHits} from cache`);
   if (figures.looped > 0) parts.push(`${figures.looped} looped`);
   if (figures.failed > 0) parts.push(`${figures.failed} failed`);
+  if (figures.pagesAtOnce !== null) {
+    const pages = figures.pagesAtOnce === 1 ? "1 page" : `${figures.pagesAtOnce} pages`;
+    parts.push(`GPU memory is short: ${pages} at a time`);
+  }
   return parts.join(" · ");
 }
 

@@ -55,6 +55,8 @@ pub struct ReadingSummary {
     pub stopped: usize,
     /// Finished pages that could not be written to the cache.
     pub cache_errors: usize,
+    /// Set when GPU memory ran short: the fewest pages read together since.
+    pub pages_at_once: Option<usize>,
 }
 
 /// Reads `document` with `recognizer`, reporting through `on_event`. Blocks until every page is

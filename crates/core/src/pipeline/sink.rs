@@ -200,6 +200,19 @@ impl PageSink for EventSink<'_> {
         }
     }
 
+    /// Said once a reading, however often memory runs short again.
+    fn fewer_pages_at_once(&mut self, pages: usize) {
+        tracing::warn!(pages, "GPU memory is short: fewer pages read at a time");
+        let first = self.summary.pages_at_once.is_none();
+        self.summary.pages_at_once =
+            Some(self.summary.pages_at_once.map_or(pages, |p| p.min(pages)));
+        if first {
+            self.emit(PageEvent::FewerPagesAtOnce {
+                pages_at_once: pages,
+            });
+        }
+    }
+
     fn cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }

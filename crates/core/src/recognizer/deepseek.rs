@@ -263,7 +263,7 @@ impl DeepSeekOcr2 {
                         Flow::Continue
                     }
                     TextEvent::FewerSlots { slots } => {
-                        tracing::warn!(slots, "GPU memory is short: fewer pages read at a time");
+                        sink.fewer_pages_at_once(slots);
                         Flow::Continue
                     }
                 }

@@ -80,6 +80,8 @@ pub trait PageSink {
     /// `tokens`: how many generated tokens the text took (0 when the recognizer has none).
     fn delta(&mut self, page: usize, text: &str, tokens: usize) -> Control;
     fn finished(&mut self, page: usize, outcome: Result<ReadStats, String>);
+    /// GPU memory ran short: at most `pages` are read together from now on.
+    fn fewer_pages_at_once(&mut self, pages: usize);
     /// The whole reading was stopped: take no new pages, end the ones in flight.
     fn cancelled(&self) -> bool;
 }
