@@ -50,9 +50,19 @@ fn read(
     options: &ReadOptions,
     cancel: &CancelToken,
 ) -> Vec<PageEvent> {
-    let recognizer = TextLayerRecognizer::new();
+    read_by(&TextLayerRecognizer::new(), doc, cache, options, cancel)
+}
+
+/// Every event of a reading by `recognizer`.
+fn read_by(
+    recognizer: &dyn Recognizer,
+    doc: &Arc<Document>,
+    cache: &Cache,
+    options: &ReadOptions,
+    cancel: &CancelToken,
+) -> Vec<PageEvent> {
     let mut events = Vec::new();
-    read_document(doc, &recognizer, Some(cache), options, cancel, &mut |e| {
+    read_document(doc, recognizer, Some(cache), options, cancel, &mut |e| {
         events.push(e)
     });
     events
@@ -273,15 +283,7 @@ fn streamed_deltas_carry_the_tokens_the_page_stats_count() {
         pages: vec![0],
         ..ReadOptions::default()
     };
-    let mut events = Vec::new();
-    read_document(
-        &doc,
-        &replay,
-        Some(&setup.cache),
-        &options,
-        &CancelToken::new(),
-        &mut |e| events.push(e),
-    );
+    let events = read_by(&replay, &doc, &setup.cache, &options, &CancelToken::new());
     let streamed: usize = events
         .iter()
         .filter_map(|e| match e {
@@ -322,14 +324,12 @@ fn fewer_pages_at_once_is_said_once_a_reading_and_loses_no_page() {
     let setup = setup();
     let doc = document(KOREAN_4_PAGES);
     let recognizer = ShortOfMemory(TextLayerRecognizer::new());
-    let mut events = Vec::new();
-    read_document(
-        &doc,
+    let events = read_by(
         &recognizer,
-        Some(&setup.cache),
+        &doc,
+        &setup.cache,
         &ReadOptions::default(),
         &CancelToken::new(),
-        &mut |e| events.push(e),
     );
     let said: Vec<&PageEvent> = events.iter().filter(|e| e.page().is_none()).collect();
     assert_eq!(

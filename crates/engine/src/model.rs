@@ -111,10 +111,6 @@ impl Model {
     pub fn device(&self) -> &Device {
         &self.device
     }
-    /// The vision tower's device: [`Self::views_tensor`] places views there.
-    pub fn vision_device(&self) -> &Device {
-        &self.vision_device
-    }
     pub fn dtype(&self) -> DType {
         self.dtype
     }

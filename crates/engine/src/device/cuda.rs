@@ -80,7 +80,7 @@ fn driver_problem(error: DriverError) -> GpuProblem {
 /// The stream-ordered allocator's pool of `device`, with the release threshold at its maximum: memory a tensor
 /// frees stays in the pool for the next allocation. The default threshold (0) hands it back to the driver at
 /// every synchronization, and the scheduler synchronizes once a step, so every page's vision activations were
-/// mapped afresh (2-3 % of a document's time on the H100, docs/benchmarks.md).
+/// mapped afresh (1-2 % of a document's time on the H100, docs/benchmarks.md, job 8).
 pub(super) fn keep_freed_memory(device: &Device) -> Result<(), DriverError> {
     let pool = memory_pool(device)?;
     let mut threshold = u64::MAX;
