@@ -175,3 +175,33 @@ fn lm_prompt_at_head_dim_128_matches() {
         max_diff(&fused, &want)
     );
 }
+
+#[test]
+fn strided_views_of_a_fused_projection_give_what_their_copies_give() {
+    let dev = gpu();
+    // SAM's layout: q, k and v as views of one (B, n, 3, heads, hd) projection.
+    let (b, heads, side) = (2, 12, 14);
+    let n = side * side;
+    let qkv = (Tensor::randn(0f32, 1.0, (b, n, 3, heads, 64), &dev).unwrap() * 0.5)
+        .unwrap()
+        .to_dtype(DType::BF16)
+        .unwrap();
+    let by_part = qkv.permute((2, 0, 3, 1, 4)).unwrap();
+    let part = |i: usize| by_part.narrow(0, i, 1).unwrap().squeeze(0).unwrap();
+    let (q, k, v) = (part(0), part(1), part(2));
+    assert!(!q.is_contiguous() && !k.is_contiguous() && !v.is_contiguous());
+    let copy = |t: &Tensor| t.contiguous().unwrap();
+    let attend = |q: &Tensor, k: &Tensor, v: &Tensor| {
+        flash_attention(q, k, v, None, 0.125, Visibility::All)
+            .unwrap()
+            .unwrap()
+    };
+    let strided = attend(&q, &k, &v);
+    let copied = attend(&copy(&q), &copy(&k), &copy(&v));
+    let want = straightforward(&q, &k, &v, None, None, 0.125);
+    assert_eq!(
+        max_diff(&strided, &copied.to_dtype(DType::F32).unwrap()),
+        0.0
+    );
+    assert!(max_diff(&strided, &want) < 2e-2);
+}

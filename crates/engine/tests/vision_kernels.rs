@@ -4,8 +4,10 @@
 
 use candle_core::{DType, Device, Tensor, D};
 use deepread_engine::kernels::{
-    linear_epilogue, rel_pos_terms, rms_norm, silu_mul, window_split, Epilogue, WindowGrid,
+    layer_norm, linear_epilogue, rel_pos_terms, rms_norm, rope_heads, silu_mul, window_split,
+    Epilogue, WindowGrid,
 };
+use deepread_engine::layers::rope::Rotary;
 use deepread_engine::vision::windows::{window_merge, window_partition};
 
 fn gpu() -> Device {
@@ -108,7 +110,9 @@ fn relative_position_terms_read_q_straight_from_the_fused_projection() {
         let (heads, hd, n) = (12, 64, side * side);
         // q as SAM takes it: a strided view of the (B, n, 3, heads, hd) qkv output.
         let qkv = random(&[b, n, 3, heads, hd], 1.0, &dev);
-        let q = qkv.permute((2, 0, 3, 1, 4)).unwrap().get(0).unwrap();
+        let by_part = qkv.permute((2, 0, 3, 1, 4)).unwrap();
+        let q = by_part.narrow(0, 0, 1).unwrap().squeeze(0).unwrap();
+        assert!(!q.is_contiguous(), "the kernel must read the strides");
         let rh = random(&[side, side, hd], 0.5, &dev);
         let rw = random(&[side, side, hd], 0.5, &dev);
         let (got_h, got_w) = rel_pos_terms(&q, &rh, &rw, side, side)
@@ -193,4 +197,84 @@ fn row_kernels_match_rms_norm_and_swiglu_for_many_rows() {
     );
     let expected = (candle_nn::ops::silu(&gate).unwrap() * up).unwrap();
     assert!(relative_error(&got, &expected) < 1e-2);
+}
+
+#[test]
+fn rotary_heads_read_in_place_equal_candles_rope_of_the_copied_heads() {
+    let dev = gpu();
+    // The encoder's shapes: 14 query heads and 2 key/value heads of 64 over 2·144 tokens, two tiles.
+    let (b, t, nh, nkv, hd) = (2, 288, 14, 2, 64);
+    let width = (nh + 2 * nkv) * hd;
+    let qkv = random(&[b, t, width], 2.0, &dev);
+    let positions: Vec<usize> = (0..t).collect();
+    let rotary = Rotary::new(1_000_000.0, hd, &dev, DType::BF16);
+    let (cos, sin) = rotary.cos_sin(&[positions]).unwrap();
+    let (cos, sin) = (cos.squeeze(0).unwrap(), sin.squeeze(0).unwrap());
+    for (first, heads) in [(0, nh), (nh, nkv)] {
+        let got = rope_heads(&qkv, first * hd, heads, hd, &cos, &sin)
+            .unwrap()
+            .expect("bf16 on CUDA");
+        let copied = qkv
+            .reshape((b, t, nh + 2 * nkv, hd))
+            .unwrap()
+            .narrow(2, first, heads)
+            .unwrap()
+            .transpose(1, 2)
+            .unwrap()
+            .contiguous()
+            .unwrap();
+        let want = candle_nn::rotary_emb::rope(&copied, &cos, &sin).unwrap();
+        assert_eq!(got.dims(), want.dims());
+        let (got, want) = (f32_cpu(&got), f32_cpu(&want));
+        let differing = got.ne(&want).unwrap().to_dtype(DType::F32).unwrap();
+        let differing = differing.sum_all().unwrap().to_scalar::<f32>().unwrap();
+        assert_eq!(
+            differing, 0.0,
+            "heads from {first}: every value bit for bit"
+        );
+        let moved = (f32_cpu(&copied) - &got).unwrap().abs().unwrap();
+        assert!(
+            moved.max_all().unwrap().to_scalar::<f32>().unwrap() > 0.1,
+            "rotated at all"
+        );
+    }
+}
+
+#[test]
+fn layer_norms_match_the_f32_computation_at_sams_widths() {
+    let dev = gpu();
+    // SAM's blocks (768 channels) and its neck (256); a row count that leaves the last block part-empty.
+    for (rows, cols) in [(4 * 4096 + 3, 768), (64 * 64 + 5, 256)] {
+        // Rows whose mean is far from zero: the variance is taken about the mean.
+        let x = (random(&[rows, cols], 1.0, &dev)
+            .to_dtype(DType::F32)
+            .unwrap()
+            + 20.0)
+            .unwrap()
+            .to_dtype(DType::BF16)
+            .unwrap();
+        let weight = random(&[cols], 1.0, &dev);
+        let bias = random(&[cols], 1.0, &dev);
+        let got = layer_norm(&x, &weight, &bias, 1e-6)
+            .unwrap()
+            .expect("bf16 on CUDA");
+        let xc = f32_cpu(&x);
+        let centred = xc
+            .broadcast_sub(&xc.mean_keepdim(D::Minus1).unwrap())
+            .unwrap();
+        let inv = (centred.sqr().unwrap().mean_keepdim(D::Minus1).unwrap() + 1e-6)
+            .unwrap()
+            .sqrt()
+            .unwrap()
+            .recip()
+            .unwrap();
+        let expected = centred
+            .broadcast_mul(&inv)
+            .unwrap()
+            .broadcast_mul(&f32_cpu(&weight))
+            .unwrap()
+            .broadcast_add(&f32_cpu(&bias))
+            .unwrap();
+        assert!(relative_error(&got, &expected) < 1e-2, "{cols} wide");
+    }
 }

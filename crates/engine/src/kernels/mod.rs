@@ -3,8 +3,8 @@
 //! RoPE fused with the KV-cache write, split-K attention over each sequence's cache, MoE experts that read
 //! only the chosen experts, the greedy choice under the n-gram ban). `flash_attention.cu`: the page's long
 //! attentions. `moe_prefill.cu`: the prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
-//! the vision encoders' linear-layer epilogues, SAM's windows and relative-position terms. build.rs
-//! compiles them to PTX (feature `cuda`).
+//! the vision encoders' linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the
+//! encoder's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 
 mod buffers;
 mod experts;
@@ -20,4 +20,6 @@ pub use flash::{flash_attention, RelPosBias, Visibility};
 pub use launch::Kernels;
 pub use rows::{rms_norm, silu_mul};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};
-pub use vision::{linear_epilogue, rel_pos_terms, window_split, Epilogue, WindowGrid};
+pub use vision::{
+    layer_norm, linear_epilogue, rel_pos_terms, rope_heads, window_split, Epilogue, WindowGrid,
+};

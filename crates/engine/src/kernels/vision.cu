@@ -4,7 +4,9 @@
 //   for SAM's windowed blocks the merge of the windows back into the grid);
 // - window_split: SAM's zero-padded cut of a (B, h, w, C) grid into ws×ws windows;
 // - rel_pos_terms: SAM's decomposed relative-position terms q·Rh and q·Rw, read straight from the strided q
-//   of the fused qkv projection.
+//   of the fused qkv projection;
+// - rope_heads: the encoder's rotary embedding, read straight from its fused qkv projection's rows;
+// - layer_norm: SAM's LayerNorms, a warp a row (candle's kernel gives a 768-wide row one warp a block).
 // Every intermediate the reference rounds to bf16 is rounded here too. bf16 only; needs sm_80+.
 
 #include <cuda_bf16.h>
@@ -182,4 +184,81 @@ extern "C" __global__ void __launch_bounds__(REL_WARPS * 32)
     rel_pos_terms_hd64_bf16(const bf16* q, long long q_batch, long long q_head, long long q_row, const bf16* rh,
                             const bf16* rw, bf16* out_h, bf16* out_w, int heads, int h, int w) {
     rel_pos_terms<64>(q, q_batch, q_head, q_row, rh, rw, out_h, out_w, heads, h, w);
+}
+
+// The rotary embedding (rotate-half layout) of `heads` heads read in place from a fused projection's rows:
+// qkv (B·T, width) with the heads' columns from `first`, cos/sin (T, hd/2) → out (B, heads, T, hd)
+// contiguous. Each product, sum and difference is a bf16 operation, as in candle's rope kernel (and the
+// reference's bf16 tensor ops), so the result is theirs bit for bit. A thread per rotated pair: grid
+// ceil(pairs / 256), block 256, pairs = B·heads·T·hd/2.
+extern "C" __global__ void __launch_bounds__(THREADS) rope_heads_bf16(const bf16* qkv, const bf16* cos,
+                                                                      const bf16* sin, bf16* out, long long pairs,
+                                                                      int tokens, int heads, int head_dim,
+                                                                      int width, int first) {
+    const long long i = (long long)blockIdx.x * THREADS + threadIdx.x;
+    if (i >= pairs) return;
+    const int half = head_dim / 2;
+    const int d = i % half;
+    const long long row = i / half;  // (b·heads + head)·T + t
+    const int t = row % tokens;
+    const long long bh = row / tokens;
+    const int head = bh % heads;
+    const long long b = bh / heads;
+    const bf16* src = qkv + (b * tokens + t) * width + first + head * head_dim;
+    const bf16 c = cos[t * half + d], s = sin[t * half + d];
+    const bf16 x1 = src[d], x2 = src[d + half];
+    bf16* dst = out + row * head_dim;
+    dst[d] = x1 * c - x2 * s;
+    dst[d + half] = x1 * s + x2 * c;
+}
+
+constexpr int LN_CHUNKS = 4;
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// nn.LayerNorm over the last dim: (rows, cols) → (rows, cols). The row stays in registers: its mean, then the
+// mean of its squared deviations, in f32; (x − mean)·rstd·weight + bias rounded once, as the reference's
+// fused kernel does. A warp a row: cols % 8 == 0 and cols ≤ 256·LN_CHUNKS. Grid ceil(rows / 8), block 256.
+extern "C" __global__ void __launch_bounds__(THREADS) layer_norm_bf16(const bf16* x, const bf16* weight,
+                                                                      const bf16* bias, bf16* out, long long rows,
+                                                                      int cols, float eps) {
+    const long long row = (long long)blockIdx.x * (THREADS / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const int chunks = cols / 8;
+    const bf16* in = x + row * cols;
+    float v[LN_CHUNKS][8];
+    float sum = 0.0f;
+#pragma unroll
+    for (int c = 0; c < LN_CHUNKS; ++c) {
+        const int chunk = lane + c * 32;
+        if (chunk >= chunks) break;
+        unpack8(*reinterpret_cast<const uint4*>(in + chunk * 8), v[c]);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) sum += v[c][k];
+    }
+    const float mean = warp_sum(sum) / cols;
+    float squares = 0.0f;
+#pragma unroll
+    for (int c = 0; c < LN_CHUNKS; ++c) {
+        if (lane + c * 32 >= chunks) break;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) squares += (v[c][k] - mean) * (v[c][k] - mean);
+    }
+    const float rstd = rsqrtf(warp_sum(squares) / cols + eps);
+#pragma unroll
+    for (int c = 0; c < LN_CHUNKS; ++c) {
+        const int chunk = lane + c * 32;
+        if (chunk >= chunks) break;
+        float w[8], b[8];
+        unpack8(*reinterpret_cast<const uint4*>(weight + chunk * 8), w);
+        unpack8(*reinterpret_cast<const uint4*>(bias + chunk * 8), b);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) v[c][k] = (v[c][k] - mean) * rstd * w[k] + b[k];
+        *reinterpret_cast<uint4*>(out + row * cols + chunk * 8) = pack8(v[c]);
+    }
 }

@@ -9,10 +9,11 @@ use super::buffers::{address, empty, strided};
 use crate::error::{EngineError, Result};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/vision.ptx"));
-/// vision.cu's THREADS, REL_WARPS and REL_MAX_SIDE.
+/// vision.cu's THREADS, REL_WARPS, REL_MAX_SIDE and LN_CHUNKS.
 const THREADS: u32 = 256;
 const REL_THREADS: u32 = 4 * 32;
 const REL_MAX_SIDE: usize = 64;
+const LN_MAX_COLS: usize = 32 * 8 * 4;
 
 /// What follows a linear layer's matmul, in this order: the bias, the exact GELU, the residual add. With
 /// `windows`, the matmul's rows are SAM windows of the residual's grid and come out merged into it.
@@ -172,6 +173,93 @@ pub fn rel_pos_terms(
         .arg(&w_i);
     run(launch, (h as u32, heads as u32, b as u32), REL_THREADS)?;
     Ok(Some((out_h, out_w)))
+}
+
+/// The rotary embedding of `heads` heads of a fused projection's output, read in place: `qkv` (B, T, width)
+/// contiguous with the heads' columns from `first`, cos/sin (T, hd/2) contiguous → (B, heads, T, hd)
+/// contiguous, bit for bit candle's `rope` of the same heads copied out.
+pub fn rope_heads(
+    qkv: &Tensor,
+    first: usize,
+    heads: usize,
+    head_dim: usize,
+    cos: &Tensor,
+    sin: &Tensor,
+) -> Result<Option<Tensor>> {
+    let Some(dev) = bf16_cuda(qkv) else {
+        return Ok(None);
+    };
+    let (b, t, width) = qkv.dims3()?;
+    let half = head_dim / 2;
+    let tables_fit = [cos, sin]
+        .iter()
+        .all(|c| c.dims() == [t, half] && c.is_contiguous() && c.dtype() == DType::BF16);
+    if !qkv.is_contiguous() || !tables_fit || !head_dim.is_multiple_of(2) {
+        return Ok(None);
+    }
+    if first + heads * head_dim > width {
+        return Err(EngineError::Input(format!(
+            "{heads} heads of {head_dim} from column {first} run past a {width}-wide projection"
+        )));
+    }
+    let out = empty(&dev, (b, heads, t, head_dim), DType::BF16)?;
+    let pairs = (b * heads * t * half) as i64;
+    let [t_i, heads_i, hd_i, width_i, first_i] =
+        [t, heads, head_dim, width, first].map(|n| n as i32);
+    let func = load(&dev, "rope_heads_bf16")?;
+    let stream = dev.cuda_stream();
+    let mut launch = stream.launch_builder(&func);
+    let ptrs = [address(qkv)?, address(cos)?, address(sin)?, address(&out)?];
+    for p in &ptrs {
+        launch.arg(p);
+    }
+    launch
+        .arg(&pairs)
+        .arg(&t_i)
+        .arg(&heads_i)
+        .arg(&hd_i)
+        .arg(&width_i)
+        .arg(&first_i);
+    run(launch, elementwise(pairs as usize), THREADS)?;
+    Ok(Some(out))
+}
+
+/// `nn.LayerNorm` over the last dim of a contiguous `x` with its weight and bias, or None where the kernel does
+/// not apply (off CUDA, not bf16, a width not a multiple of 8 or past 1,024).
+pub fn layer_norm(x: &Tensor, weight: &Tensor, bias: &Tensor, eps: f64) -> Result<Option<Tensor>> {
+    let Some(dev) = bf16_cuda(x) else {
+        return Ok(None);
+    };
+    let cols = x.dim(candle_core::D::Minus1)?;
+    let params_fit = [weight, bias]
+        .iter()
+        .all(|p| p.dims() == [cols] && p.is_contiguous() && p.dtype() == DType::BF16);
+    if !x.is_contiguous() || !params_fit || cols % 8 != 0 || cols > LN_MAX_COLS {
+        return Ok(None);
+    }
+    let rows = x.elem_count() / cols;
+    let out = empty(&dev, x.shape().clone(), DType::BF16)?;
+    let func = load(&dev, "layer_norm_bf16")?;
+    let stream = dev.cuda_stream();
+    let mut launch = stream.launch_builder(&func);
+    let ptrs = [
+        address(x)?,
+        address(weight)?,
+        address(bias)?,
+        address(&out)?,
+    ];
+    for p in &ptrs {
+        launch.arg(p);
+    }
+    let (rows_i, cols_i, eps_f) = (rows as i64, cols as i32, eps as f32);
+    launch.arg(&rows_i).arg(&cols_i).arg(&eps_f);
+    let warps_per_block = THREADS / 32;
+    run(
+        launch,
+        ((rows as u32).div_ceil(warps_per_block), 1, 1),
+        THREADS,
+    )?;
+    Ok(Some(out))
 }
 
 fn bf16_cuda(t: &Tensor) -> Option<CudaDevice> {

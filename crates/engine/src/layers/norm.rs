@@ -51,9 +51,34 @@ fn to_candle(e: crate::error::EngineError) -> candle_core::Error {
     candle_core::Error::Msg(e.to_string())
 }
 
-/// `nn.LayerNorm(dim, eps)` over the last dim, with weight and bias.
-pub fn layer_norm(w: &Weights, name: &str, dim: usize, eps: f64) -> Result<candle_nn::LayerNorm> {
-    let weight = w.get(&format!("{name}.weight"), &[dim])?;
-    let bias = w.get(&format!("{name}.bias"), &[dim])?;
-    Ok(candle_nn::LayerNorm::new(weight, bias, eps))
+/// `nn.LayerNorm(dim, eps)` over the last dim, with weight and bias: a kernel a warp a row on the GPU in bf16,
+/// candle's op elsewhere.
+#[derive(Debug, Clone)]
+pub struct LayerNorm {
+    inner: candle_nn::LayerNorm,
+}
+
+impl LayerNorm {
+    pub fn load(w: &Weights, name: &str, dim: usize, eps: f64) -> Result<Self> {
+        let weight = w.get(&format!("{name}.weight"), &[dim])?;
+        let bias = w.get(&format!("{name}.bias"), &[dim])?;
+        Ok(Self {
+            inner: candle_nn::LayerNorm::new(weight, bias, eps),
+        })
+    }
+}
+
+impl Module for LayerNorm {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        #[cfg(feature = "cuda")]
+        if let Some(bias) = self.inner.bias() {
+            let (weight, eps) = (self.inner.weight(), self.inner.eps());
+            if let Some(normed) =
+                crate::kernels::layer_norm(x, weight, bias, eps).map_err(to_candle)?
+            {
+                return Ok(normed);
+            }
+        }
+        self.inner.forward(x)
+    }
 }

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use candle_core::{DType, Module, Tensor};
-use candle_nn::LayerNorm;
 
 use super::dense::{After, Dense};
 use super::resize::bicubic_aa_resize;
@@ -13,7 +12,7 @@ use super::sam_attention::SamAttention;
 use super::windows::window_partition;
 use crate::config::SamConfig;
 use crate::error::{EngineError, Result};
-use crate::layers::norm::layer_norm;
+use crate::layers::norm::LayerNorm;
 use crate::weights::Weights;
 
 const PREFIX: &str = "vision_tower.sam_encoder";
@@ -40,9 +39,9 @@ impl SamBlock {
             (cfg.window_size, cfg.window_size, vec![cfg.window_size])
         };
         Ok(Self {
-            norm1: layer_norm(w, &format!("{p}.layer_norm1"), c, eps)?,
+            norm1: LayerNorm::load(w, &format!("{p}.layer_norm1"), c, eps)?,
             attn: SamAttention::load(w, &format!("{p}.attn"), cfg, table_side, &sides)?,
-            norm2: layer_norm(w, &format!("{p}.layer_norm2"), c, eps)?,
+            norm2: LayerNorm::load(w, &format!("{p}.layer_norm2"), c, eps)?,
             lin1: Dense::load(w, &format!("{p}.mlp.lin1"), c, cfg.mlp_dim, true)?,
             lin2: Dense::load(w, &format!("{p}.mlp.lin2"), cfg.mlp_dim, c, true)?,
             window,
@@ -158,9 +157,9 @@ impl SamEncoder {
             pos_embed,
             blocks,
             neck_conv1: Dense::new(neck_conv1, None),
-            neck_norm1: layer_norm(w, &format!("{PREFIX}.neck.layer_norm1"), out_c, eps)?,
+            neck_norm1: LayerNorm::load(w, &format!("{PREFIX}.neck.layer_norm1"), out_c, eps)?,
             neck_conv2: Conv::load(w, &format!("{PREFIX}.neck.conv2"), [out_c, out_c, 3, 3], 1)?,
-            neck_norm2: layer_norm(w, &format!("{PREFIX}.neck.layer_norm2"), out_c, eps)?,
+            neck_norm2: LayerNorm::load(w, &format!("{PREFIX}.neck.layer_norm2"), out_c, eps)?,
             down1: Conv::load(w, &format!("{PREFIX}.proj.conv1"), [d1, out_c, 3, 3], 2)?,
             down2: Conv::load(w, &format!("{PREFIX}.proj.conv2"), [d2, d1, 3, 3], 2)?,
         })

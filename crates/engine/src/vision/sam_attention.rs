@@ -71,7 +71,9 @@ impl SamAttention {
             .forward(x, After::Nothing)?
             .reshape((b, h * w, 3, nh, hd))?
             .permute((2, 0, 3, 1, 4))?;
-        let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
+        // Strided views, not copies: the GPU kernels read strides (`get` would copy each out).
+        let part = |i: usize| qkv.narrow(0, i, 1)?.squeeze(0);
+        let (q, k, v) = (part(0)?, part(1)?, part(2)?);
         Ok(match self.fused_attention(&q, &k, &v, h, w)? {
             Some(out) => out.reshape((b, h, w, c))?,
             None => self
