@@ -202,41 +202,46 @@ fn row_kernels_match_rms_norm_and_swiglu_for_many_rows() {
 #[test]
 fn rotary_heads_read_in_place_equal_candles_rope_of_the_copied_heads() {
     let dev = gpu();
-    // The encoder's shapes: 14 query heads and 2 key/value heads of 64 over 2·144 tokens, two tiles.
-    let (b, t, nh, nkv, hd) = (2, 288, 14, 2, 64);
-    let width = (nh + 2 * nkv) * hd;
-    let qkv = random(&[b, t, width], 2.0, &dev);
-    let positions: Vec<usize> = (0..t).collect();
-    let rotary = Rotary::new(1_000_000.0, hd, &dev, DType::BF16);
-    let (cos, sin) = rotary.cos_sin(&[positions]).unwrap();
-    let (cos, sin) = (cos.squeeze(0).unwrap(), sin.squeeze(0).unwrap());
-    for (first, heads) in [(0, nh), (nh, nkv)] {
-        let got = rope_heads(&qkv, first * hd, heads, hd, &cos, &sin)
-            .unwrap()
-            .expect("bf16 on CUDA");
-        let copied = qkv
-            .reshape((b, t, nh + 2 * nkv, hd))
-            .unwrap()
-            .narrow(2, first, heads)
-            .unwrap()
-            .transpose(1, 2)
-            .unwrap()
-            .contiguous()
-            .unwrap();
-        let want = candle_nn::rotary_emb::rope(&copied, &cos, &sin).unwrap();
-        assert_eq!(got.dims(), want.dims());
-        let (got, want) = (f32_cpu(&got), f32_cpu(&want));
-        let differing = got.ne(&want).unwrap().to_dtype(DType::F32).unwrap();
-        let differing = differing.sum_all().unwrap().to_scalar::<f32>().unwrap();
-        assert_eq!(
-            differing, 0.0,
-            "heads from {first}: every value bit for bit"
-        );
-        let moved = (f32_cpu(&copied) - &got).unwrap().abs().unwrap();
-        assert!(
-            moved.max_all().unwrap().to_scalar::<f32>().unwrap() > 0.1,
-            "rotated at all"
-        );
+    // The encoder's shapes (14 query heads, 2 key/value heads of 64, two tiles sharing positions 0..288) and
+    // the LM prompt's (10 heads of 128, each row at its own positions).
+    let encoder = (2, 288, 14, 2, 64, false);
+    let lm = (2, 256, 10, 10, 128, true);
+    for (b, t, nh, nkv, hd, per_row) in [encoder, lm] {
+        let width = (nh + 2 * nkv) * hd;
+        let qkv = random(&[b, t, width], 2.0, &dev);
+        let rotary = Rotary::new(10_000.0, hd, &dev, DType::BF16);
+        let rows: Vec<Vec<usize>> = match per_row {
+            true => (0..b).map(|r| (300 * r..300 * r + t).collect()).collect(),
+            false => vec![(0..t).collect()],
+        };
+        let (cos, sin) = rotary.cos_sin(&rows).unwrap();
+        let (cos, sin) = match per_row {
+            true => (cos, sin),
+            false => (cos.squeeze(0).unwrap(), sin.squeeze(0).unwrap()),
+        };
+        for (first, heads) in [(0, nh), (nh, nkv)] {
+            let got = rope_heads(&qkv, first * hd, heads, hd, &cos, &sin)
+                .unwrap()
+                .expect("bf16 on CUDA");
+            let copied = qkv
+                .reshape((b, t, nh + 2 * nkv, hd))
+                .unwrap()
+                .narrow(2, first, heads)
+                .unwrap()
+                .transpose(1, 2)
+                .unwrap()
+                .contiguous()
+                .unwrap();
+            let want = candle_nn::rotary_emb::rope(&copied, &cos, &sin).unwrap();
+            assert_eq!(got.dims(), want.dims());
+            let (got, want) = (f32_cpu(&got), f32_cpu(&want));
+            let differing = got.ne(&want).unwrap().to_dtype(DType::F32).unwrap();
+            let differing = differing.sum_all().unwrap().to_scalar::<f32>().unwrap();
+            assert_eq!(differing, 0.0, "{hd}-wide heads from {first}: bit for bit");
+            let moved = (f32_cpu(&copied) - &got).unwrap().abs().unwrap();
+            let moved = moved.max_all().unwrap().to_scalar::<f32>().unwrap();
+            assert!(moved > 0.1, "rotated at all");
+        }
     }
 }
 

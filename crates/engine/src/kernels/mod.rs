@@ -4,7 +4,7 @@
 //! only the chosen experts, the greedy choice under the n-gram ban). `flash_attention.cu`: the page's long
 //! attentions. `moe_prefill.cu`: the prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
 //! the vision encoders' linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the
-//! encoder's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
+//! encoder's and the LM prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 
 mod buffers;
 mod experts;

@@ -5,7 +5,8 @@
 // - window_split: SAM's zero-padded cut of a (B, h, w, C) grid into ws×ws windows;
 // - rel_pos_terms: SAM's decomposed relative-position terms q·Rh and q·Rw, read straight from the strided q
 //   of the fused qkv projection;
-// - rope_heads: the encoder's rotary embedding, read straight from its fused qkv projection's rows;
+// - rope_heads: the rotary embedding of the encoder and of the LM's prompt pass, read straight from the
+//   fused qkv projection's rows;
 // - layer_norm: SAM's LayerNorms, a warp a row (candle's kernel gives a 768-wide row one warp a block).
 // Every intermediate the reference rounds to bf16 is rounded here too. bf16 only; needs sm_80+.
 
@@ -187,14 +188,14 @@ extern "C" __global__ void __launch_bounds__(REL_WARPS * 32)
 }
 
 // The rotary embedding (rotate-half layout) of `heads` heads read in place from a fused projection's rows:
-// qkv (B·T, width) with the heads' columns from `first`, cos/sin (T, hd/2) → out (B, heads, T, hd)
-// contiguous. Each product, sum and difference is a bf16 operation, as in candle's rope kernel (and the
+// qkv (B·T, width) with the heads' columns from `first`, cos/sin (T, hd/2) for row b at b·cos_batch (0 when
+// the rows share positions) → out (B, heads, T, hd) contiguous. Each product, sum and difference is a bf16 operation, as in candle's rope kernel (and the
 // reference's bf16 tensor ops), so the result is theirs bit for bit. A thread per rotated pair: grid
 // ceil(pairs / 256), block 256, pairs = B·heads·T·hd/2.
 extern "C" __global__ void __launch_bounds__(THREADS) rope_heads_bf16(const bf16* qkv, const bf16* cos,
                                                                       const bf16* sin, bf16* out, long long pairs,
                                                                       int tokens, int heads, int head_dim,
-                                                                      int width, int first) {
+                                                                      int width, int first, long long cos_batch) {
     const long long i = (long long)blockIdx.x * THREADS + threadIdx.x;
     if (i >= pairs) return;
     const int half = head_dim / 2;
@@ -205,7 +206,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) rope_heads_bf16(const bf16
     const int head = bh % heads;
     const long long b = bh / heads;
     const bf16* src = qkv + (b * tokens + t) * width + first + head * head_dim;
-    const bf16 c = cos[t * half + d], s = sin[t * half + d];
+    const long long angle = b * cos_batch + t * half + d;
+    const bf16 c = cos[angle], s = sin[angle];
     const bf16 x1 = src[d], x2 = src[d + half];
     bf16* dst = out + row * head_dim;
     dst[d] = x1 * c - x2 * s;

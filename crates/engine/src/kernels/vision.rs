@@ -176,8 +176,9 @@ pub fn rel_pos_terms(
 }
 
 /// The rotary embedding of `heads` heads of a fused projection's output, read in place: `qkv` (B, T, width)
-/// contiguous with the heads' columns from `first`, cos/sin (T, hd/2) contiguous → (B, heads, T, hd)
-/// contiguous, bit for bit candle's `rope` of the same heads copied out.
+/// contiguous with the heads' columns from `first`, cos/sin contiguous, (T, hd/2) shared by the rows or
+/// (B, T, hd/2) a row each → (B, heads, T, hd) contiguous, bit for bit candle's `rope` of the same heads
+/// copied out.
 pub fn rope_heads(
     qkv: &Tensor,
     first: usize,
@@ -191,9 +192,14 @@ pub fn rope_heads(
     };
     let (b, t, width) = qkv.dims3()?;
     let half = head_dim / 2;
+    let cos_batch = match cos.dims() {
+        [ct, ch] | [1, ct, ch] if (*ct, *ch) == (t, half) => 0,
+        [cb, ct, ch] if (*cb, *ct, *ch) == (b, t, half) => t * half,
+        _ => return Ok(None),
+    };
     let tables_fit = [cos, sin]
         .iter()
-        .all(|c| c.dims() == [t, half] && c.is_contiguous() && c.dtype() == DType::BF16);
+        .all(|c| c.dims() == cos.dims() && c.is_contiguous() && c.dtype() == DType::BF16);
     if !qkv.is_contiguous() || !tables_fit || !head_dim.is_multiple_of(2) {
         return Ok(None);
     }
@@ -206,6 +212,7 @@ pub fn rope_heads(
     let pairs = (b * heads * t * half) as i64;
     let [t_i, heads_i, hd_i, width_i, first_i] =
         [t, heads, head_dim, width, first].map(|n| n as i32);
+    let cos_batch = cos_batch as i64;
     let func = load(&dev, "rope_heads_bf16")?;
     let stream = dev.cuda_stream();
     let mut launch = stream.launch_builder(&func);
@@ -219,7 +226,8 @@ pub fn rope_heads(
         .arg(&heads_i)
         .arg(&hd_i)
         .arg(&width_i)
-        .arg(&first_i);
+        .arg(&first_i)
+        .arg(&cos_batch);
     run(launch, elementwise(pairs as usize), THREADS)?;
     Ok(Some(out))
 }

@@ -58,3 +58,55 @@ impl Rotary {
         Ok(candle_nn::rotary_emb::rope(&x.contiguous()?, cos, sin)?)
     }
 }
+
+/// A fused projection's (B, T, width) rows, heads `[q | k | v]` of (heads, kv heads, head dim) → q and k
+/// rotated, and v, each (B, heads, T, hd). On the GPU q and k are rotated straight out of the projection and v
+/// stays a strided view of it (flash attention reads strides; other consumers make it contiguous), so no
+/// head is copied out first. `cos`/`sin` as [`Rotary::apply`] takes them.
+pub fn split_heads(
+    qkv: &Tensor,
+    (nh, nkv, hd): (usize, usize, usize),
+    cos: &Tensor,
+    sin: &Tensor,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (b, t, _) = qkv.dims3()?;
+    let as_heads = qkv.reshape((b, t, nh + 2 * nkv, hd))?;
+    let heads = |first: usize, n: usize| as_heads.narrow(2, first, n)?.transpose(1, 2);
+    let v = heads(nh + nkv, nkv)?;
+    let fused = (
+        fused_rope(qkv, 0, nh, hd, cos, sin)?,
+        fused_rope(qkv, nh * hd, nkv, hd, cos, sin)?,
+    );
+    Ok(match fused {
+        (Some(q), Some(k)) => (q, k, v),
+        _ => (
+            Rotary::apply(&heads(0, nh)?, cos, sin)?,
+            Rotary::apply(&heads(nh, nkv)?, cos, sin)?,
+            v,
+        ),
+    })
+}
+
+#[cfg(feature = "cuda")]
+fn fused_rope(
+    qkv: &Tensor,
+    first: usize,
+    heads: usize,
+    head_dim: usize,
+    cos: &Tensor,
+    sin: &Tensor,
+) -> Result<Option<Tensor>> {
+    crate::kernels::rope_heads(qkv, first, heads, head_dim, cos, sin)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn fused_rope(
+    _qkv: &Tensor,
+    _first: usize,
+    _heads: usize,
+    _head_dim: usize,
+    _cos: &Tensor,
+    _sin: &Tensor,
+) -> Result<Option<Tensor>> {
+    Ok(None)
+}

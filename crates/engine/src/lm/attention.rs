@@ -7,7 +7,7 @@ use candle_nn::Linear;
 use super::kv_cache::SequenceCache;
 use crate::config::TextConfig;
 use crate::error::Result;
-use crate::layers::rope::Rotary;
+use crate::layers::rope::split_heads;
 use crate::layers::{linear, repeat_kv, softmax_f32, stacked_linear};
 use crate::weights::Weights;
 
@@ -72,17 +72,7 @@ impl TextAttention {
         let (b, t, _) = x.dims3()?;
         let hd = self.head_dim;
         let qkv = self.qkv_proj.forward(x)?;
-        let heads = |first: usize, n: usize| -> Result<Tensor> {
-            Ok(qkv
-                .narrow(2, first * hd, n * hd)?
-                .reshape((b, t, n, hd))?
-                .transpose(1, 2)?
-                .contiguous()?)
-        };
-        let (nh, nkv) = (self.num_heads, self.num_kv_heads);
-        let q = Rotary::apply(&heads(0, nh)?, cos, sin)?;
-        let k = Rotary::apply(&heads(nh, nkv)?, cos, sin)?;
-        let v = heads(nh + nkv, nkv)?;
+        let (q, k, v) = split_heads(&qkv, self.heads(), cos, sin)?;
         let n_rep = self.num_heads / self.num_kv_heads;
         let scale = (hd as f64).powf(-0.5);
         let mut outs = Vec::with_capacity(b);

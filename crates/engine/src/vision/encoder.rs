@@ -8,7 +8,7 @@ use crate::config::EncoderConfig;
 use crate::error::{EngineError, Result};
 use crate::layers::mlp::SwiGlu;
 use crate::layers::norm::RmsNorm;
-use crate::layers::rope::Rotary;
+use crate::layers::rope::{split_heads, Rotary};
 use crate::layers::{repeat_kv, softmax_f32};
 use crate::weights::Weights;
 
@@ -73,7 +73,8 @@ impl EncoderLayer {
         let qkv = self
             .qkv_proj
             .forward(&self.input_norm.forward(x)?, After::Nothing)?;
-        let (q, k, v) = split_heads(&qkv, cfg, cos, sin)?;
+        let heads = (cfg.num_heads, cfg.num_kv_heads, hd);
+        let (q, k, v) = split_heads(&qkv, heads, cos, sin)?;
         let scale = (hd as f64).powf(-0.5);
         let attn = match fused_attention(&q, &k, &v, scale, t / 2)? {
             Some(attn) => attn,
@@ -89,56 +90,6 @@ impl EncoderLayer {
         let mlp = self.mlp.forward(&self.post_norm.forward(&x)?)?;
         Ok((x + mlp)?)
     }
-}
-
-/// The fused projection's (B, T, width) rows → q and k rotated, and v, each (B, heads, T, hd). On the GPU q and
-/// k are rotated straight out of the projection and v stays a strided view of it (flash attention reads
-/// strides; the unfused attention makes it contiguous), so no head is copied out first.
-fn split_heads(
-    qkv: &Tensor,
-    cfg: &EncoderConfig,
-    cos: &Tensor,
-    sin: &Tensor,
-) -> Result<(Tensor, Tensor, Tensor)> {
-    let (b, t, _) = qkv.dims3()?;
-    let (nh, nkv, hd) = (cfg.num_heads, cfg.num_kv_heads, cfg.head_dim());
-    let as_heads = qkv.reshape((b, t, nh + 2 * nkv, hd))?;
-    let heads = |first: usize, n: usize| as_heads.narrow(2, first, n)?.transpose(1, 2);
-    let q_fused = fused_rope(qkv, 0, nh, hd, cos, sin)?;
-    let k_fused = fused_rope(qkv, nh * hd, nkv, hd, cos, sin)?;
-    let v = heads(nh + nkv, nkv)?;
-    Ok(match (q_fused, k_fused) {
-        (Some(q), Some(k)) => (q, k, v),
-        _ => (
-            Rotary::apply(&heads(0, nh)?, cos, sin)?,
-            Rotary::apply(&heads(nh, nkv)?, cos, sin)?,
-            v,
-        ),
-    })
-}
-
-#[cfg(feature = "cuda")]
-fn fused_rope(
-    qkv: &Tensor,
-    first: usize,
-    heads: usize,
-    head_dim: usize,
-    cos: &Tensor,
-    sin: &Tensor,
-) -> Result<Option<Tensor>> {
-    crate::kernels::rope_heads(qkv, first, heads, head_dim, cos, sin)
-}
-
-#[cfg(not(feature = "cuda"))]
-fn fused_rope(
-    _qkv: &Tensor,
-    _first: usize,
-    _heads: usize,
-    _head_dim: usize,
-    _cos: &Tensor,
-    _sin: &Tensor,
-) -> Result<Option<Tensor>> {
-    Ok(None)
 }
 
 /// The encoder with its two learned query tables.
