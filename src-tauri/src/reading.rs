@@ -290,7 +290,10 @@ impl Readings {
         resolution: Resolution,
     ) -> (Arc<dyn Recognizer>, Option<String>) {
         if let Some(dir) = replay_dir() {
-            let replay = ReplayRecognizer::new(&dir, replay_pause());
+            let mut replay = ReplayRecognizer::new(&dir, replay_pause());
+            if let Some(pages) = replay_pages_at_once() {
+                replay = replay.short_of_memory(pages);
+            }
             return (Arc::new(replay), None);
         }
         match self.model() {
@@ -339,6 +342,15 @@ fn replay_pause() -> std::time::Duration {
         .map_or(REPLAY_PAUSE, |ms| {
             std::time::Duration::from_secs_f64(ms / 1e3)
         })
+}
+
+/// `DEEPREAD_REPLAY_PAGES_AT_ONCE`: recorded output plays as if GPU memory allowed only that many pages at
+/// a time, so the window's notice can be shown and tested without such a card.
+fn replay_pages_at_once() -> Option<usize> {
+    std::env::var("DEEPREAD_REPLAY_PAGES_AT_ONCE")
+        .ok()
+        .and_then(|pages| pages.parse::<usize>().ok())
+        .filter(|&pages| pages > 0)
 }
 
 /// The status bar's word on reading without the model: short when there are simply no weights yet (the

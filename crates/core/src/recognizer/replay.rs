@@ -16,6 +16,7 @@ pub struct ReplayRecognizer {
     dir: PathBuf,
     pause: Duration,
     fingerprint: String,
+    pages_at_once: Option<usize>,
 }
 
 impl ReplayRecognizer {
@@ -25,6 +26,15 @@ impl ReplayRecognizer {
             dir: dir.to_path_buf(),
             pause,
             fingerprint: format!("replay/{}", dir.display()),
+            pages_at_once: None,
+        }
+    }
+
+    /// Each reading says GPU memory is short, as the engine would: for demos and desktop tests of the notice.
+    pub fn short_of_memory(self, pages_at_once: usize) -> Self {
+        ReplayRecognizer {
+            pages_at_once: Some(pages_at_once),
+            ..self
         }
     }
 
@@ -52,6 +62,9 @@ impl Recognizer for ReplayRecognizer {
     }
 
     fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink) {
+        if let Some(pages_at_once) = self.pages_at_once {
+            sink.fewer_pages_at_once(pages_at_once);
+        }
         for page in each_page(pages) {
             if sink.cancelled() {
                 break;
@@ -77,5 +90,118 @@ impl Recognizer for ReplayRecognizer {
             });
             sink.finished(page.page, outcome);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deepread_pdf::PageSize;
+
+    use super::*;
+    use crate::recognizer::{Fed, PageInput};
+
+    /// The pages of a reading, all prepared at once.
+    struct Pages(std::ops::Range<usize>);
+
+    impl PageFeed for Pages {
+        fn pull(&mut self, _wait: bool) -> Fed {
+            match self.0.next() {
+                Some(page) => Fed::Page(PageInput {
+                    page,
+                    size: PageSize {
+                        width_pt: 612.0,
+                        height_pt: 792.0,
+                    },
+                    image: None,
+                    words: Vec::new(),
+                    model_input: None,
+                }),
+                None => Fed::End,
+            }
+        }
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Said {
+        Started(usize),
+        Finished(usize, Result<String, String>),
+        FewerPagesAtOnce(usize),
+    }
+
+    /// What a reading told its sink, with each page's text put back together.
+    #[derive(Default)]
+    struct Heard {
+        said: Vec<Said>,
+        text: std::collections::HashMap<usize, String>,
+    }
+
+    impl PageSink for Heard {
+        fn started(&mut self, page: usize) {
+            self.said.push(Said::Started(page));
+        }
+        fn delta(&mut self, page: usize, text: &str, _tokens: usize) -> Control {
+            self.text.entry(page).or_default().push_str(text);
+            Control::Continue
+        }
+        fn finished(&mut self, page: usize, outcome: Result<ReadStats, String>) {
+            let text = self.text.remove(&page).unwrap_or_default();
+            self.said.push(Said::Finished(page, outcome.map(|_| text)));
+        }
+        fn fewer_pages_at_once(&mut self, pages: usize) {
+            self.said.push(Said::FewerPagesAtOnce(pages));
+        }
+        fn cancelled(&self) -> bool {
+            false
+        }
+    }
+
+    fn recorded(pages: usize) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = (1..=pages)
+            .map(|page| {
+                format!("<|ref|>title<|/ref|><|det|>[[10, 10, 990, 90]]<|/det|>\n# Page {page}\n")
+            })
+            .collect();
+        for (i, text) in texts.iter().enumerate() {
+            std::fs::write(dir.path().join(format!("page{:03}.md", i + 1)), text).unwrap();
+        }
+        (dir, texts)
+    }
+
+    fn reading(replay: &ReplayRecognizer, pages: usize) -> Vec<Said> {
+        let mut heard = Heard::default();
+        replay.read(&mut Pages(0..pages), &mut heard);
+        heard.said
+    }
+
+    /// Every page started and finished with its whole recorded text, in order.
+    fn every_page(texts: &[String]) -> Vec<Said> {
+        texts
+            .iter()
+            .enumerate()
+            .flat_map(|(page, text)| [Said::Started(page), Said::Finished(page, Ok(text.clone()))])
+            .collect()
+    }
+
+    #[test]
+    fn a_replay_short_of_memory_says_so_once_a_reading_before_its_pages_and_reads_them_all() {
+        let (dir, texts) = recorded(4);
+        let replay = ReplayRecognizer::new(dir.path(), Duration::ZERO).short_of_memory(3);
+        for _ in 0..2 {
+            let said = reading(&replay, texts.len());
+            assert_eq!(said.first(), Some(&Said::FewerPagesAtOnce(3)), "{said:?}");
+            assert_eq!(
+                said[1..],
+                every_page(&texts),
+                "nothing lost, nothing said twice"
+            );
+        }
+    }
+
+    #[test]
+    fn a_replay_with_memory_enough_never_says_it_is_short() {
+        let (dir, texts) = recorded(4);
+        let replay = ReplayRecognizer::new(dir.path(), Duration::ZERO);
+        assert_eq!(reading(&replay, texts.len()), every_page(&texts));
     }
 }
