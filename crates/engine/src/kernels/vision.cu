@@ -189,9 +189,9 @@ extern "C" __global__ void __launch_bounds__(REL_WARPS * 32)
 
 // The rotary embedding (rotate-half layout) of `heads` heads read in place from a fused projection's rows:
 // qkv (B·T, width) with the heads' columns from `first`, cos/sin (T, hd/2) for row b at b·cos_batch (0 when
-// the rows share positions) → out (B, heads, T, hd) contiguous. Each product, sum and difference is a bf16 operation, as in candle's rope kernel (and the
-// reference's bf16 tensor ops), so the result is theirs bit for bit. A thread per rotated pair: grid
-// ceil(pairs / 256), block 256, pairs = B·heads·T·hd/2.
+// the rows share positions) → out (B, heads, T, hd) contiguous. Each product, sum and difference is a bf16
+// operation, as in candle's rope kernel (and the reference's bf16 tensor ops), so the result is theirs bit
+// for bit. A thread per rotated pair: grid ceil(pairs / 256), block 256, pairs = B·heads·T·hd/2.
 extern "C" __global__ void __launch_bounds__(THREADS) rope_heads_bf16(const bf16* qkv, const bf16* cos,
                                                                       const bf16* sin, bf16* out, long long pairs,
                                                                       int tokens, int heads, int head_dim,
