@@ -16,6 +16,7 @@ use deepread_store::Store;
 
 use crate::failure::Failure;
 use crate::page_ranges::parse_pages;
+use crate::password::{open_document, PasswordArgs};
 use crate::progress::DocumentProgress;
 use crate::Mode;
 
@@ -50,6 +51,8 @@ pub struct ConvertArgs {
     /// Read every page again instead of taking it from the cache.
     #[arg(long)]
     no_cache: bool,
+    #[command(flatten)]
+    password: PasswordArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -65,7 +68,8 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         .map(parse_pages)
         .transpose()
         .map_err(Failure::Usage)?;
-    let documents = open_documents(&args.files)?;
+    let password = args.password.password()?;
+    let documents = open_documents(&args.files, password.as_deref())?;
     let recognizer = recognizer(&args)?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| Failure::Unexpected(e.into()))?;
     let cache = open_cache(&runtime, args.cache.as_deref())?;
@@ -104,13 +108,13 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
 }
 
 /// Opens every document before reading any, so a bad file is reported before minutes of work.
-fn open_documents(files: &[PathBuf]) -> Result<Vec<(PathBuf, Arc<Document>)>, Failure> {
+fn open_documents(
+    files: &[PathBuf],
+    password: Option<&str>,
+) -> Result<Vec<(PathBuf, Arc<Document>)>, Failure> {
     files
         .iter()
-        .map(|path| {
-            let document = Document::open(path, None).map_err(|e| Failure::document(path, e))?;
-            Ok((path.clone(), Arc::new(document)))
-        })
+        .map(|path| Ok((path.clone(), Arc::new(open_document(path, password)?))))
         .collect()
 }
 

@@ -6,7 +6,8 @@ pub const EXIT_CODES_HELP: &str = "Exit status:
   0  everything was read and written
   1  an unexpected error
   2  the command line is wrong
-  3  a document could not be opened (missing, not a PDF or image, corrupt, encrypted, empty)
+  3  a document could not be opened (missing, not a PDF or image, corrupt, empty, encrypted without
+     its password or with the wrong one)
   4  model weights are missing, damaged, or of the wrong model
   5  the GPU ran out of memory
   6  some pages failed or looped (what was read is written)

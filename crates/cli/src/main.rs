@@ -7,6 +7,7 @@ mod failure;
 mod models;
 mod ocr;
 mod page_ranges;
+mod password;
 mod progress;
 mod synthesize;
 

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use clap::Args;
 use deepread_core::recognizer::{locate_model, ReadingMode, RENDER_DPI};
 use deepread_engine::{default_device, Flow, GenerateOptions, Ocr, TextEvent};
-use deepread_pdf::{Document, RenderSize};
+use deepread_pdf::RenderSize;
 
 use crate::failure::Failure;
+use crate::password::{open_document, PasswordArgs};
 use crate::Mode;
 
 #[derive(Args)]
@@ -27,11 +28,12 @@ pub struct OcrArgs {
     /// Stop a page after this many tokens.
     #[arg(long, default_value_t = 8192)]
     max_new_tokens: usize,
+    #[command(flatten)]
+    password: PasswordArgs,
 }
 
 pub fn run(args: OcrArgs) -> Result<(), Failure> {
-    let document =
-        Document::open(&args.file, None).map_err(|e| Failure::document(&args.file, e))?;
+    let document = open_document(&args.file, args.password.password()?.as_deref())?;
     let index = args
         .page
         .checked_sub(1)

@@ -129,6 +129,108 @@ fn documents_that_cannot_be_opened_exit_3_and_name_the_file() {
     }
 }
 
+const ENCRYPTED: &str = "pdfs/encrypted/pypdf__crazyones-encrypted-256.pdf";
+
+/// `convert --engine text` of `files` into `out`, with `password_file` and the environment's password.
+fn convert_encrypted(
+    cache: &Path,
+    files: &[&Path],
+    out: &Path,
+    password_file: Option<&Path>,
+    env_password: Option<&str>,
+) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_deepread"));
+    command.arg("convert").args(files).arg("-o").arg(out);
+    command.args(["--engine", "text", "--cache"]).arg(cache);
+    if let Some(file) = password_file {
+        command.arg("--password-file").arg(file);
+    }
+    command
+        .env("DEEPREAD_PDFIUM", pdfium())
+        .env_remove("DEEPREAD_PDF_PASSWORD");
+    if let Some(password) = env_password {
+        command.env("DEEPREAD_PDF_PASSWORD", password);
+    }
+    command.output().expect("deepread runs")
+}
+
+#[test]
+fn encrypted_pdfs_open_with_a_password_from_a_file_or_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite3");
+    let encrypted = fixture(ENCRYPTED);
+    let plain = fixture(PAPER);
+    let (right, wrong) = (dir.path().join("right"), dir.path().join("wrong"));
+    // The fixture's user password (shared/fixtures/index.json), with the newline `echo` leaves.
+    std::fs::write(&right, "password\n").unwrap();
+    std::fs::write(&wrong, "Password\n").unwrap();
+
+    let none = convert_encrypted(&cache, &[&encrypted], &dir.path().join("a"), None, None);
+    assert_eq!(none.status.code(), Some(3), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("--password-file"),
+        "says how: {}",
+        stderr(&none)
+    );
+
+    let refused = convert_encrypted(
+        &cache,
+        &[&encrypted],
+        &dir.path().join("b"),
+        Some(&wrong),
+        None,
+    );
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("not correct"),
+        "{}",
+        stderr(&refused)
+    );
+
+    // One password for the files given: the document without encryption opens as always beside it.
+    let out = dir.path().join("c");
+    let opened = convert_encrypted(&cache, &[&encrypted, &plain], &out, Some(&right), None);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    let markdown = std::fs::read_to_string(
+        out.join("pypdf__crazyones-encrypted-256/pypdf__crazyones-encrypted-256.md"),
+    )
+    .unwrap();
+    assert!(out
+        .join("docling__2305.03393v1-pg9/docling__2305.03393v1-pg9.md")
+        .exists());
+    // Poppler's own reading of the decrypted page is the oracle for its words.
+    let poppler = Command::new("pdftotext")
+        .args(["-upw", "password"])
+        .arg(&encrypted)
+        .arg("-")
+        .output()
+        .expect("pdftotext (poppler-utils, installed by scripts/install-system-deps.sh)");
+    let words: Vec<String> = String::from_utf8_lossy(&poppler.stdout)
+        .split_whitespace()
+        .filter(|w| w.len() > 3 && w.chars().all(char::is_alphabetic))
+        .map(str::to_owned)
+        .collect();
+    assert!(words.len() > 20, "poppler read the page: {words:?}");
+    let found = words
+        .iter()
+        .filter(|w| markdown.contains(w.as_str()))
+        .count();
+    assert!(
+        found * 10 >= words.len() * 9,
+        "{found} of {} words: {markdown}",
+        words.len()
+    );
+
+    let from_env = convert_encrypted(
+        &cache,
+        &[&encrypted],
+        &dir.path().join("d"),
+        None,
+        Some("password"),
+    );
+    assert!(from_env.status.success(), "{}", stderr(&from_env));
+}
+
 #[test]
 fn missing_model_weights_exit_4_and_point_to_the_text_layer() {
     let dir = tempfile::tempdir().unwrap();
