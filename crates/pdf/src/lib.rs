@@ -1,10 +1,11 @@
 //! DeepRead's document layer: opens PDFs (through PDFium) and page images, renders pages, and reads
-//! a PDF's own text layer. It knows nothing of models.
+//! a PDF's own text layer (with its filled-in form fields). It knows nothing of models.
 //!
 //! PDFium is a shared library found at run time; see [`bind_pdfium`] for where it is looked for.
 
 mod document;
 mod error;
+mod form;
 mod geometry;
 mod hash;
 mod image_doc;

@@ -9,6 +9,7 @@ use pdfium_render::prelude::{
 };
 
 use crate::error::PdfError;
+use crate::form::read_field_values;
 use crate::geometry::{DisplayTransform, PageSize};
 use crate::pdfium::{pdfium, pdfium_lock};
 use crate::render::{render_pdf_page, RenderSize};
@@ -79,7 +80,10 @@ impl PdfDoc {
         let page = self.load_page(index)?;
         let transform = display_transform(&page, index)?;
         let text = page.text().map_err(|e| PdfError::from_page(index, e))?;
-        Ok(read_words(&text, &transform))
+        let mut words = read_words(&text, &transform);
+        let body_pt = median_font_size(&words);
+        words.extend(read_field_values(&page, &transform, body_pt));
+        Ok(words)
     }
 
     fn load_page(&self, index: usize) -> Result<PdfPage<'_>, PdfError> {
@@ -98,6 +102,13 @@ impl Drop for PdfDoc {
     }
 }
 
+/// The font size most of the page's words have, or 10 pt for a page without text.
+fn median_font_size(words: &[Word]) -> f32 {
+    let mut sizes: Vec<f32> = words.iter().map(|w| w.font_size).collect();
+    sizes.sort_by(f32::total_cmp);
+    sizes.get(sizes.len() / 2).copied().unwrap_or(10.0)
+}
+
 /// PDFium indexes pages with a C int; our callers have already checked the range.
 fn pdfium_index(index: usize) -> Result<i32, PdfError> {
     i32::try_from(index).map_err(|_| PdfError::PageOutOfRange {
@@ -107,7 +118,10 @@ fn pdfium_index(index: usize) -> Result<i32, PdfError> {
 }
 
 /// The visible box (CropBox clipped to MediaBox, which PDFium calls the bounding box) and /Rotate.
-fn display_transform(page: &PdfPage, index: usize) -> Result<DisplayTransform, PdfError> {
+pub(crate) fn display_transform(
+    page: &PdfPage,
+    index: usize,
+) -> Result<DisplayTransform, PdfError> {
     let bounds = page
         .boundaries()
         .bounding()
