@@ -176,6 +176,12 @@ export async function openApp(driver, args) {
     /** Presses `key` with Shift held (Shift+Enter steps back through search matches). */
     pressShift: (key) => keyboard(chord(SHIFT, key)),
     screenshot: async () => Buffer.from(await call(driver.base, "GET", route("/screenshot")), "base64"),
+    /** A PNG of the first element `selector` finds, as drawn. */
+    elementScreenshot: async (selector) => {
+      const found = await call(driver.base, "POST", route("/element"), { using: "css selector", value: selector });
+      const element = Object.values(found)[0];
+      return Buffer.from(await call(driver.base, "GET", route(`/element/${element}/screenshot`)), "base64");
+    },
     close: () => call(driver.base, "DELETE", route("")),
   };
   return session;
