@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use deepread_core::export::write_document;
 use deepread_core::PageEvent;
-use deepread_pdf::PageSize;
+use deepread_pdf::{PageSize, PdfError};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
@@ -24,6 +24,36 @@ pub struct DocumentInfo {
     pages: Vec<PageSize>,
 }
 
+/// Why a document did not open: the window asks for a password on `PasswordRequired` and
+/// `WrongPassword`, and shows the message of any other failure.
+#[derive(Debug, Serialize)]
+pub struct OpenError {
+    kind: OpenErrorKind,
+    message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OpenErrorKind {
+    PasswordRequired,
+    WrongPassword,
+    Other,
+}
+
+impl From<PdfError> for OpenError {
+    fn from(error: PdfError) -> Self {
+        let kind = match error {
+            PdfError::PasswordRequired => OpenErrorKind::PasswordRequired,
+            PdfError::WrongPassword => OpenErrorKind::WrongPassword,
+            _ => OpenErrorKind::Other,
+        };
+        Self {
+            kind,
+            message: error.to_string(),
+        }
+    }
+}
+
 /// Files named on the command line, opened once the window is ready.
 #[tauri::command]
 pub fn launch_paths(library: State<'_, Library>) -> Vec<String> {
@@ -34,18 +64,20 @@ pub fn launch_paths(library: State<'_, Library>) -> Vec<String> {
         .collect()
 }
 
-/// Opens a PDF or image. Runs off the main thread: a large PDF can take a moment to parse.
+/// Opens a PDF or image, an encrypted PDF with its `password`. Runs off the main thread: a large
+/// PDF can take a moment to parse. The password goes to PDFium and nowhere else: not to the cache,
+/// the recent documents or the log.
 #[tauri::command]
 pub async fn open_document(
     path: String,
+    password: Option<String>,
     library: State<'_, Library>,
-) -> Result<DocumentInfo, String> {
+) -> Result<DocumentInfo, OpenError> {
     let path = PathBuf::from(path);
-    let document = library.open(&path).map_err(|e| e.to_string())?;
+    let document = library.open(&path, password.as_deref())?;
     let pages = (0..document.page_count())
         .map(|i| document.page_size(i))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+        .collect::<Result<Vec<_>, _>>()?;
     let title = document.title().unwrap_or_else(|| file_name(&path));
     Ok(DocumentInfo {
         id: document.content_hash().to_owned(),
@@ -219,6 +251,26 @@ fn file_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_error_says_whether_a_password_would_open_the_document() {
+        let json = |error: PdfError| serde_json::to_value(OpenError::from(error)).unwrap();
+        assert_eq!(
+            json(PdfError::PasswordRequired),
+            serde_json::json!({
+                "kind": "passwordRequired",
+                "message": "this document is protected by a password; enter the password to open it",
+            })
+        );
+        assert_eq!(
+            json(PdfError::WrongPassword)["kind"],
+            serde_json::json!("wrongPassword")
+        );
+        assert_eq!(
+            json(PdfError::NoPages),
+            serde_json::json!({ "kind": "other", "message": "the document has no pages" })
+        );
+    }
 
     #[test]
     fn a_request_for_a_page_past_the_end_names_it_and_the_page_count() {

@@ -4,6 +4,7 @@ import type { BoxNorm, ReadingEvent } from "./events";
 import type { ReadingChoice } from "./reading/modes";
 import type { RecentDocument } from "./recent";
 import type { DownloadEvent } from "./model/download";
+import type { OpenError } from "./password/unlock";
 import type { EngineStatus } from "./status/engine-status";
 
 export interface PageSize {
@@ -22,8 +23,10 @@ export function launchPaths(): Promise<string[]> {
   return invoke<string[]>("launch_paths");
 }
 
-export function openDocument(path: string): Promise<DocumentInfo> {
-  return invoke<DocumentInfo>("open_document", { path });
+/** Opens a document; an encrypted PDF with its `password`, which Rust uses once and does not keep.
+ * Rejects with an {@link OpenError}. */
+export function openDocument(path: string, password?: string): Promise<DocumentInfo> {
+  return invoke<DocumentInfo>("open_document", password === undefined ? { path } : { path, password });
 }
 
 // Custom protocols are `scheme://localhost/` on Linux and macOS, `http://scheme.localhost/` on Windows.

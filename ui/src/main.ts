@@ -2,7 +2,7 @@
 // them, and moving between pages. View state only; documents and results live in Rust.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
-import { exportDocument, launchPaths, notices, openDocument, recentDocuments } from "./api";
+import { exportDocument, launchPaths, notices, openDocument, recentDocuments, type DocumentInfo } from "./api";
 import { PaneControls } from "./layout/pane-controls";
 import { LibraryPane } from "./library-pane";
 import { ModelDownloadPanel } from "./model/download-panel";
@@ -10,6 +10,8 @@ import { MarkdownViewControls } from "./markdown/view-controls";
 import { clickedPageAction } from "./page-controls";
 import { copyText } from "./clipboard";
 import { PageView } from "./page-view";
+import { PasswordForm } from "./password/password-form";
+import { describeOpenError, needsPassword, Unlocker } from "./password/unlock";
 import { scrollToWritingEdge, writingEdgeInView } from "./reading/follow";
 import { PaneFollower } from "./reading/pane-follower";
 import { SearchBar } from "./search/search-bar";
@@ -73,6 +75,7 @@ const markdownFollower = new PaneFollower(markdownPane, {
 new ResizeObserver(() => markdownFollower.look()).observe(markdownContent);
 
 const searchBar = new SearchBar(element("search-slot"), () => session);
+const unlocker = new Unlocker(new PasswordForm(element<HTMLFormElement>("password-form")));
 
 function say(message: string): void {
   statusMessage.textContent = message;
@@ -104,37 +107,56 @@ markdownPane.addEventListener("click", (event) => {
 });
 
 async function openPaths(paths: string[]): Promise<void> {
-  // Several files may arrive at once; the last one opened is shown.
+  // Several files may arrive at once; the last one opened is shown. Those that ask for a password
+  // come last, so that the others do not wait on the person answering.
+  const locked: string[] = [];
   for (const path of paths) {
     try {
       // User Timing marks: how long from asking for a document to seeing its page (tests/desktop/scale).
       performance.mark("deepread:open", { detail: path });
-      const doc = await openDocument(path);
-      performance.mark("deepread:opened", { detail: path });
-      void session?.stop();
-      session = new DocumentSession(doc, pageView, markdownContent, {
-        onPageStatus: (page, status) => library.setStatus(page, status),
-        onProgress: showProgress,
-        choice: () => topBar.choice(),
-        onPageShown: (page) => {
-          currentPage = page;
-          library.select(page);
-        },
-      }, markdownView.view, markdownFollower);
-      title.textContent = doc.title;
-      exportButton.disabled = false;
-      library.show(doc);
-      showPage(0);
-      say("");
-      // Reading starts with the page on screen (product.md): its events would hold up the first render.
-      await Promise.race([pageView.pageOnScreen(), delay(READING_WAITS_FOR_PAGE_MS)]);
-      await startReading(() => session!.read(topBar.choice()));
-      void showRecent();
+      await showDocument(path, await openDocument(path));
     } catch (error) {
-      pageView.showError(`${path}: ${String(error)}`);
-      say("");
+      if (needsPassword(error)) locked.push(path);
+      else showOpenError(path, error);
     }
   }
+  for (const path of locked) {
+    try {
+      const doc = await unlocker.unlock(path, (password) => openDocument(path, password));
+      if (doc) await showDocument(path, doc);
+    } catch (error) {
+      showOpenError(path, error);
+    }
+  }
+}
+
+/** Shows a document just opened and starts reading it. */
+async function showDocument(path: string, doc: DocumentInfo): Promise<void> {
+  performance.mark("deepread:opened", { detail: path });
+  void session?.stop();
+  session = new DocumentSession(doc, pageView, markdownContent, {
+    onPageStatus: (page, status) => library.setStatus(page, status),
+    onProgress: showProgress,
+    choice: () => topBar.choice(),
+    onPageShown: (page) => {
+      currentPage = page;
+      library.select(page);
+    },
+  }, markdownView.view, markdownFollower);
+  title.textContent = doc.title;
+  exportButton.disabled = false;
+  library.show(doc);
+  showPage(0);
+  say("");
+  // Reading starts with the page on screen (product.md): its events would hold up the first render.
+  await Promise.race([pageView.pageOnScreen(), delay(READING_WAITS_FOR_PAGE_MS)]);
+  await startReading(() => session!.read(topBar.choice()));
+  void showRecent();
+}
+
+function showOpenError(path: string, error: unknown): void {
+  pageView.showError(`${path}: ${describeOpenError(error)}`);
+  say("");
 }
 
 /** The longest a reading waits for its first page to be on screen. */

@@ -1,0 +1,60 @@
+// @vitest-environment happy-dom
+import { afterEach, describe, expect, it } from "vitest";
+import { fileName, PasswordForm } from "./password-form";
+
+function setup() {
+  const element = document.createElement("form");
+  document.body.append(element);
+  const form = new PasswordForm(element);
+  const input = element.querySelector<HTMLInputElement>("input")!;
+  const failure = element.querySelector<HTMLElement>(".password-form-failure")!;
+  const submit = () => element.dispatchEvent(new Event("submit", { cancelable: true }));
+  const cancel = () => element.querySelector<HTMLButtonElement>(".password-form-cancel")!.click();
+  return { element, form, input, failure, submit, cancel };
+}
+
+afterEach(() => document.body.replaceChildren());
+
+describe("PasswordForm", () => {
+  it("asks for a document by its file name, with a focused password field, and gives what was typed", async () => {
+    const { element, form, input, failure, submit } = setup();
+    expect(element.hidden).toBe(true);
+    const answer = form.ask("/home/me/papers/crazyones.pdf", null);
+    expect(element.hidden).toBe(false);
+    expect(element.querySelector(".password-form-name")?.textContent).toBe("crazyones.pdf");
+    expect(input.type).toBe("password");
+    expect(document.activeElement).toBe(input);
+    expect(failure.hidden).toBe(true);
+    input.value = "password";
+    submit();
+    expect(await answer).toBe("password");
+    expect(input.value, "the password is not left in the field").toBe("");
+  });
+
+  it("says why it asks again, and Cancel or Esc answers null", async () => {
+    const { form, input, failure, cancel } = setup();
+    const again = form.ask("a.pdf", "The password is not correct.");
+    expect(failure.hidden).toBe(false);
+    expect(failure.textContent).toBe("The password is not correct.");
+    cancel();
+    expect(await again).toBeNull();
+    const escaped = form.ask("a.pdf", null);
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true }));
+    expect(await escaped).toBeNull();
+  });
+
+  it("hides when closed", () => {
+    const { element, form } = setup();
+    void form.ask("a.pdf", null);
+    form.close();
+    expect(element.hidden).toBe(true);
+  });
+});
+
+describe("fileName", () => {
+  it("takes the last part of a path of either kind", () => {
+    expect(fileName("/a/b/c.pdf")).toBe("c.pdf");
+    expect(fileName("C:\\docs\\d.pdf")).toBe("d.pdf");
+    expect(fileName("e.pdf")).toBe("e.pdf");
+  });
+});
