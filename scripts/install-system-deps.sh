@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages DeepRead needs to build, run and test: the Tauri 2 system libraries
 # (WebKitGTK 4.1, GTK 3, librsvg, libsoup 3, appindicator), poppler (reference renderings), the
-# headless display + WebDriver used by the desktop tests, and fonts for every script the model writes (the
+# headless display + WebDriver used by the desktop tests (with xdotool and GTK's Python bindings, which drag
+# files onto the window from another X client), and fonts for every script the model writes (the
 # webview falls back on them: without Noto CJK a Chinese page's Markdown is drawn as empty boxes). Only
 # missing packages are installed.
 set -euo pipefail
@@ -10,6 +11,7 @@ PACKAGES=(
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev libayatana-appindicator3-dev libxdo-dev
   poppler-utils
   xvfb xauth webkit2gtk-driver x11-utils imagemagick
+  xdotool python3-gi gir1.2-gtk-3.0
   fonts-dejavu-core fonts-noto-core fonts-noto-cjk
 )
 missing=()

@@ -64,6 +64,16 @@ pub fn launch_paths(library: State<'_, Library>) -> Vec<String> {
         .collect()
 }
 
+/// The documents that dropped or launched `paths` name: files as they are, folders by their documents.
+#[tauri::command]
+pub async fn documents_in(paths: Vec<String>) -> Vec<String> {
+    let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+    crate::dropped::documents_in(&paths)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
 /// Opens a PDF or image, an encrypted PDF with its `password`. Runs off the main thread: a large
 /// PDF can take a moment to parse. The password goes to PDFium and nowhere else: not to the cache,
 /// the recent documents or the log.

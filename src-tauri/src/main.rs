@@ -6,6 +6,7 @@
 
 mod coalesce;
 mod commands;
+mod dropped;
 mod library;
 mod model_download;
 mod page_protocol;
@@ -35,6 +36,7 @@ fn main() -> anyhow::Result<()> {
         .register_asynchronous_uri_scheme_protocol(page_protocol::SCHEME, page_protocol::serve)
         .invoke_handler(tauri::generate_handler![
             commands::launch_paths,
+            commands::documents_in,
             commands::open_document,
             commands::read_document,
             commands::engine_status,

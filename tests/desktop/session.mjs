@@ -78,6 +78,8 @@ export async function startDriver(extraEnv = {}) {
   await until("tauri-driver", 15_000, async () => (await fetch(`${base}/status`)).ok);
   return {
     base,
+    /** The X display the window is on, for other X clients of a test. */
+    display,
     close() {
       driver.kill("SIGTERM");
       xvfb.kill("SIGTERM");

@@ -23,6 +23,11 @@ export function launchPaths(): Promise<string[]> {
   return invoke<string[]>("launch_paths");
 }
 
+/** The documents `paths` name: files as they are, each folder replaced by the documents inside it. */
+export function documentsIn(paths: string[]): Promise<string[]> {
+  return invoke<string[]>("documents_in", { paths });
+}
+
 /** Opens a document; an encrypted PDF with its `password`, which Rust uses once and does not keep.
  * Rejects with an {@link OpenError}. */
 export function openDocument(path: string, password?: string): Promise<DocumentInfo> {

@@ -2,7 +2,7 @@
 // them, and moving between pages. View state only; documents and results live in Rust.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
-import { exportDocument, launchPaths, notices, openDocument, recentDocuments, type DocumentInfo } from "./api";
+import { documentsIn, exportDocument, launchPaths, notices, openDocument, recentDocuments, type DocumentInfo } from "./api";
 import { PaneControls } from "./layout/pane-controls";
 import { LibraryPane } from "./library-pane";
 import { ModelDownloadPanel } from "./model/download-panel";
@@ -105,6 +105,14 @@ markdownPane.addEventListener("click", (event) => {
   if (!block || !section) return;
   session?.selectBlock(Number(section.dataset.page), Number(block.dataset.blockId));
 });
+
+/** Opens what a drop or the command line names: files, and the documents inside folders. */
+async function openNamed(paths: string[]): Promise<void> {
+  if (paths.length === 0) return;
+  const documents = await documentsIn(paths);
+  if (documents.length === 0) say(`No PDFs or images in ${paths.join(", ")}`);
+  else await openPaths(documents);
+}
 
 async function openPaths(paths: string[]): Promise<void> {
   // Several files may arrive at once; the last one opened is shown. Those that ask for a password
@@ -303,7 +311,7 @@ window.addEventListener("keydown", (event) => {
 void getCurrentWebview().onDragDropEvent((event) => {
   const kind = event.payload.type;
   dropVeil.hidden = kind !== "enter" && kind !== "over";
-  if (kind === "drop") void openPaths(event.payload.paths);
+  if (kind === "drop") void openNamed(event.payload.paths);
 });
 
 pageView.showWelcome();
@@ -312,4 +320,4 @@ void notices().then((messages) => {
 });
 void topBar.refreshEngine();
 void showRecent();
-void launchPaths().then(openPaths);
+void launchPaths().then(openNamed);
