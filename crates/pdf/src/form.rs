@@ -35,12 +35,7 @@ pub(crate) fn read_field_values(
             }
             let value = field_value(widget.form_field()?)?;
             let bounds = widget.bounds().ok()?;
-            let bbox = transform.rect(
-                bounds.left().value,
-                bounds.bottom().value,
-                bounds.right().value,
-                bounds.top().value,
-            );
+            let bbox = transform.pdf_rect(&bounds);
             Some(lay_out_value(&value, bbox, body_pt))
         })
         .flatten()
@@ -199,12 +194,7 @@ mod tests {
                     continue;
                 }
                 let bounds = annotation.bounds().unwrap();
-                let displayed = transform.rect(
-                    bounds.left().value,
-                    bounds.bottom().value,
-                    bounds.right().value,
-                    bounds.top().value,
-                );
+                let displayed = transform.pdf_rect(&bounds);
                 if let Some(PdfFormField::Text(text)) = annotation.as_form_field_mut() {
                     if let Some(value) = values.next() {
                         text.set_value(value).unwrap();

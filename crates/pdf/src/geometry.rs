@@ -84,6 +84,16 @@ impl DisplayTransform {
         }
     }
 
+    /// A box PDFium gives in user space, in displayed space.
+    pub(crate) fn pdf_rect(&self, r: &pdfium_render::prelude::PdfRect) -> Rect {
+        self.rect(
+            r.left().value,
+            r.bottom().value,
+            r.right().value,
+            r.top().value,
+        )
+    }
+
     /// A user-space box (left, bottom, right, top), in displayed space.
     pub(crate) fn rect(&self, left: f32, bottom: f32, right: f32, top: f32) -> Rect {
         let (x1, y1) = self.point(left, bottom);

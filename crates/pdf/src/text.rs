@@ -68,12 +68,7 @@ fn read_piece(c: &PdfPageTextChar, transform: &DisplayTransform) -> Option<Piece
         return None;
     }
     let bounds = c.loose_bounds().ok()?;
-    let bbox = transform.rect(
-        bounds.left().value,
-        bounds.bottom().value,
-        bounds.right().value,
-        bounds.top().value,
-    );
+    let bbox = transform.pdf_rect(&bounds);
     let display_angle = c.angle_degrees().unwrap_or(0.0) + transform.rotation_degrees();
     Some(Piece::Glyph(Glyph {
         text: ch,
