@@ -64,9 +64,10 @@ const glyphCheck = (page, letters) => `
     ctx.fillText(ch, 8, 64);
     return ctx.getImageData(0, 0, 96, 96).data.join(",");
   };
-  const boxesAlike = draw("\\u{0378}") === draw("\\u{0379}");
+  const box = draw("\\u{0378}");
+  const boxesAlike = box === draw("\\u{0379}");
   const unique = [...new Set(text.match(${letters}) ?? [])];
-  const missing = unique.filter((ch) => draw(ch) === draw("\\u{0378}"));
+  const missing = unique.filter((ch) => draw(ch) === box);
   return { boxesAlike, letters: unique.length, missing: missing.slice(0, 20) };
 `;
 
