@@ -43,14 +43,14 @@ endif
 export DEEPREAD_PDFIUM := $(CURDIR)/$(PDFIUM)
 export DEEPREAD_FIXTURES ?= $(abspath $(CURDIR)/../shared/fixtures)
 
-.PHONY: run test deps build ui test-rust test-ui test-desktop check-cuda lint fmt clean
+.PHONY: run test deps build ui test-rust test-ui test-desktop test-package bundle check-cuda lint fmt clean
 
 run: deps build
 	$(RUN_ENV) $(APP) $(ARGS)
 
 # Without a GPU, check-cuda still compiles and lints the CUDA path; it runs before `build` so that the
 # binaries the tests start are the CPU ones.
-test: deps $(if $(filter 1,$(CUDA)),,check-cuda) build test-rust test-ui test-desktop
+test: deps $(if $(filter 1,$(CUDA)),,check-cuda) build test-rust test-ui test-desktop test-package
 
 deps: $(STAMP_SYS) $(PDFIUM) $(UI_MODULES) $(TOOLS)/tauri-driver $(GPU_DEPS)
 
@@ -76,7 +76,7 @@ $(UI_DIST): $(UI_MODULES) $(UI_SOURCES)
 	cd ui && npm run --silent build
 
 build: ui
-	$(RUN_ENV) cargo build --workspace --bins $(FEATURES)
+	$(RUN_ENV) cargo build -p deepread-cli -p deepread-app --bins $(FEATURES)
 
 test-rust: ui
 	$(RUN_ENV) cargo test --workspace --no-fail-fast $(FEATURES)
@@ -91,6 +91,21 @@ test-ui: $(UI_MODULES)
 
 test-desktop: build $(TOOLS)/tauri-driver
 	$(RUN_ENV) node --test --test-concurrency=1 tests/desktop/
+
+# The .deb as a person installs it (tests/package/): packaged from the binaries the desktop tests start (debug
+# builds, so nothing is compiled twice), installed with apt, started from /usr/bin, a PDF opened through it.
+test-package: build $(TOOLS)/tauri-driver
+	node scripts/bundle.mjs --profile debug --pdfium $(PDFIUM) --bundles deb
+	node --test --test-concurrency=1 tests/package/
+
+# Release packages in target/release/bundle/{deb,appimage}/: the app and the command line, PDFium inside
+# (scripts/bundle.mjs says why not `tauri build`). They are CPU builds whatever this machine has: a CUDA build
+# links cuBLAS, which no Debian package of CUDA 13 provides. The bundler fetches the AppImage's tools from
+# GitHub on first use; `make bundle BUNDLES=deb` makes the .deb alone.
+BUNDLES ?= deb,appimage
+bundle: deps ui
+	cargo build --release -p deepread-app -p deepread-cli --features deepread-app/custom-protocol
+	node scripts/bundle.mjs --profile release --pdfium $(PDFIUM) --bundles $(BUNDLES)
 
 lint:
 	cargo fmt --all --check

@@ -45,9 +45,13 @@ async function until(what, timeoutMs, probe) {
   throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
 }
 
-/** Starts a display and the driver once for a test file; `close()` stops both. */
-export async function startDriver(extraEnv = {}) {
-  for (const needed of [app, tauriDriver, "/usr/bin/WebKitWebDriver", "/usr/bin/Xvfb"]) {
+/**
+ * Starts a display and the driver once for a test file; `close()` stops both. `extraEnv` adds to the
+ * app's environment (a variable set to `undefined` is taken out); `application` is the binary the
+ * windows start (the installed one, for the package's test).
+ */
+export async function startDriver(extraEnv = {}, application = app) {
+  for (const needed of [application, tauriDriver, "/usr/bin/WebKitWebDriver", "/usr/bin/Xvfb"]) {
     if (!existsSync(needed)) throw new Error(`${needed} is missing: run \`make test\`, which builds and installs it`);
   }
   const display = freeDisplay();
@@ -69,6 +73,7 @@ export async function startDriver(extraEnv = {}) {
     XDG_CACHE_HOME: path.join(scratch, "cache"),
     ...extraEnv,
   };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   const driver = spawn(
     tauriDriver,
     ["--port", String(port), "--native-port", String(nativePort), "--native-driver", "/usr/bin/WebKitWebDriver"],
@@ -78,6 +83,7 @@ export async function startDriver(extraEnv = {}) {
   await until("tauri-driver", 15_000, async () => (await fetch(`${base}/status`)).ok);
   return {
     base,
+    application,
     /** The X display the window is on, for other X clients of a test. */
     display,
     close() {
@@ -116,7 +122,7 @@ function chord(modifier, key) {
 /** One app window, launched with `args` (files to open). */
 export async function openApp(driver, args) {
   const value = await call(driver.base, "POST", "/session", {
-    capabilities: { alwaysMatch: { "tauri:options": { application: app, args } } },
+    capabilities: { alwaysMatch: { "tauri:options": { application: driver.application, args } } },
   });
   const id = value.sessionId;
   const route = (r) => `/session/${id}${r}`;

@@ -1,7 +1,8 @@
 //! Finding and binding the PDFium shared library, once per process.
 //!
 //! Look-up order: the caller's explicit path, `DEEPREAD_PDFIUM` (a file or a folder), the folder of
-//! the running executable, then the system library search path. PDFium keeps global state and is not
+//! the running executable, the installed package's copy beside it ([`PACKAGED_PDFIUM`]), then the
+//! system library search path. PDFium keeps global state and is not
 //! thread-safe, so every call into it goes through [`pdfium_lock`].
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,10 @@ use crate::error::{PdfError, SearchedPlace};
 
 /// The environment variable that names the PDFium library or the folder that holds it.
 pub const PDFIUM_ENV: &str = "DEEPREAD_PDFIUM";
+
+/// Where the .deb and the AppImage put PDFium, from the folder of the installed binaries
+/// (/usr/bin → /usr/lib/DeepRead/pdfium; scripts/bundle.mjs makes the packages).
+const PACKAGED_PDFIUM: &str = "../lib/DeepRead/pdfium";
 
 static PDFIUM: OnceLock<Pdfium> = OnceLock::new();
 
@@ -117,6 +122,9 @@ fn candidate_files(explicit: Option<&Path>, searched: &mut Vec<SearchedPlace>) -
         Ok(exe) => {
             if let Some(dir) = exe.parent() {
                 files.push(Pdfium::pdfium_platform_library_name_at_path(dir));
+                files.push(Pdfium::pdfium_platform_library_name_at_path(
+                    &dir.join(PACKAGED_PDFIUM),
+                ));
             }
         }
         Err(error) => searched.push(SearchedPlace {
