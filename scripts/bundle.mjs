@@ -1,6 +1,6 @@
 // Packages the built app with Tauri's bundler: `node scripts/bundle.mjs --profile release --pdfium PATH
-// --bundles deb,appimage` writes target/<profile>/bundle/<kind>/, the window (`deepread-app`), the command
-// line (`deepread`) and PDFium inside.
+// --bundles deb,appimage` writes target/<profile>/bundle/<kind>/ (or under $CARGO_TARGET_DIR): the window
+// (`deepread-app`), the command line (`deepread`) and PDFium inside.
 //
 // Tauri's command line wants tauri.conf.json beside the app crate's Cargo.toml (src-tauri/), and ours is
 // at the repository root by design (architecture.md). So the bundler is given the root config with every
@@ -23,7 +23,8 @@ const { values: options } = parseArgs({
 });
 if (!options.pdfium) fail("--pdfium PATH is required");
 
-const built = path.join(root, "target", options.profile);
+// Where cargo put the binaries; the bundler looks in the same place.
+const built = path.join(path.resolve(root, process.env.CARGO_TARGET_DIR ?? "target"), options.profile);
 const pdfium = path.resolve(options.pdfium);
 for (const file of [path.join(built, "deepread-app"), path.join(built, "deepread"), pdfium]) {
   if (!existsSync(file)) fail(`${file} is missing: build the app and the command line first`);
