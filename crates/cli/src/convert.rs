@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use deepread_core::export::{write_json, write_markdown, DocumentExport, PageExport, PageStatus};
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
-    engine_placement, locate_model, DeepSeekOcr2, Recognizer, TextLayerRecognizer,
+    engine_placement, locate_model, DeepSeekOcr2, ReadingMode, Recognizer, TextLayerRecognizer,
 };
 use deepread_pdf::Document;
 use deepread_store::Store;
@@ -18,6 +18,7 @@ use crate::failure::Failure;
 use crate::page_ranges::parse_pages;
 use crate::password::{open_document, PasswordArgs};
 use crate::progress::DocumentProgress;
+use crate::remote::RemoteArgs;
 use crate::Mode;
 
 #[derive(Args)]
@@ -31,7 +32,8 @@ pub struct ConvertArgs {
     /// Also write a JSON sidecar with every block's box.
     #[arg(long)]
     json: bool,
-    /// Who reads: the model, or the PDF's own text layer (instant, born-digital PDFs only).
+    /// Who reads: the model, the PDF's own text layer (instant, born-digital PDFs only), or the model
+    /// on a server (--endpoint).
     #[arg(long, value_enum, default_value_t = EngineChoice::Deepseek)]
     engine: EngineChoice,
     #[arg(long, value_enum, default_value_t = Mode::Layout)]
@@ -39,8 +41,9 @@ pub struct ConvertArgs {
     /// Pages to read, numbered from 1: "1-5,9".
     #[arg(long)]
     pages: Option<String>,
-    /// Model folder (default: $DEEPREAD_MODEL, the Hugging Face cache, then the data folder: `deepread models list`).
-    #[arg(long)]
+    /// Model folder (default: $DEEPREAD_MODEL, the Hugging Face cache, then the data folder: `deepread models list`);
+    /// with --engine remote, the name the server serves it under (deepseek-ai/DeepSeek-OCR-2).
+    #[arg(long, required_if_eq("engine", "remote"))]
     model: Option<PathBuf>,
     /// Most pages the model reads at once (default: as many as the GPU's memory holds, up to 64; 4 on the CPU).
     #[arg(long)]
@@ -52,6 +55,8 @@ pub struct ConvertArgs {
     #[arg(long)]
     no_cache: bool,
     #[command(flatten)]
+    remote: RemoteArgs,
+    #[command(flatten)]
     password: PasswordArgs,
 }
 
@@ -59,6 +64,7 @@ pub struct ConvertArgs {
 enum EngineChoice {
     Deepseek,
     Text,
+    Remote,
 }
 
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
@@ -119,24 +125,43 @@ fn open_documents(
 }
 
 fn recognizer(args: &ConvertArgs) -> Result<Box<dyn Recognizer>, Failure> {
+    if args.remote.given() && !matches!(args.engine, EngineChoice::Remote) {
+        let problem = "--endpoint, --concurrency and --allow-http go with --engine remote";
+        return Err(Failure::Usage(problem.into()));
+    }
     Ok(match args.engine {
         EngineChoice::Text => Box::new(TextLayerRecognizer::new()),
-        EngineChoice::Deepseek => {
-            let dir = locate_model(args.model.as_deref()).map_err(Failure::model)?;
-            let model = DeepSeekOcr2::load(&dir, args.mode.into(), args.in_flight)
-                .map_err(Failure::model)?;
-            let placement = engine_placement();
-            eprintln!(
-                "DeepSeek-OCR-2 from {} on {}",
-                dir.display(),
-                placement.describe()
-            );
-            if let Some(problem) = &placement.problem {
-                eprintln!("{problem}");
-            }
-            Box::new(model)
-        }
+        EngineChoice::Remote => Box::new(
+            args.remote
+                .recognizer(args.model.as_deref(), args.mode.into())
+                .map_err(|e| Failure::Usage(format!("{e:#}")))?,
+        ),
+        EngineChoice::Deepseek => Box::new(load_model(
+            args.model.as_deref(),
+            args.mode.into(),
+            args.in_flight,
+        )?),
     })
+}
+
+/// The model in process, found as `deepread models list` says, and where it reads, told once on stderr.
+pub(crate) fn load_model(
+    explicit: Option<&Path>,
+    mode: ReadingMode,
+    slots: Option<usize>,
+) -> Result<DeepSeekOcr2, Failure> {
+    let dir = locate_model(explicit).map_err(Failure::model)?;
+    let model = DeepSeekOcr2::load(&dir, mode, slots).map_err(Failure::model)?;
+    let placement = engine_placement();
+    eprintln!(
+        "DeepSeek-OCR-2 from {} on {}",
+        dir.display(),
+        placement.describe()
+    );
+    if let Some(problem) = &placement.problem {
+        eprintln!("{problem}");
+    }
+    Ok(model)
 }
 
 fn open_cache(runtime: &tokio::runtime::Runtime, path: Option<&Path>) -> Result<Cache, Failure> {

@@ -9,6 +9,8 @@ mod ocr;
 mod page_ranges;
 mod password;
 mod progress;
+mod remote;
+mod serve;
 mod synthesize;
 
 use std::process::ExitCode;
@@ -42,6 +44,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Write a DeepSeek-OCR-2 checkpoint folder with random weights, for tests (`--model DIR` loads it).
     Synthesize(synthesize::SynthesizeArgs),
+    /// Serve the model over an OpenAI-compatible API (/v1/chat/completions, as vLLM serves it).
+    Serve(serve::ServeArgs),
 }
 
 /// The reading prompt.
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
         Command::Models { command } => models::run(command),
         Command::Bench(args) => bench::run(args),
         Command::Synthesize(args) => synthesize::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,7 +1,8 @@
-//! What reads a page: the model, the PDF's own text layer, or (later) a remote server. The pipeline
-//! drives every recognizer the same way and turns what it writes into the same events.
+//! What reads a page: the model, the PDF's own text layer, or a remote server. The pipeline drives
+//! every recognizer the same way and turns what it writes into the same events.
 
 mod deepseek;
+pub mod remote;
 mod replay;
 mod text_layer;
 
@@ -12,6 +13,7 @@ pub use deepseek::{
     base_only_input, engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode,
     Resolution, RENDER_DPI,
 };
+pub use remote::{RemoteError, RemoteRecognizer, RemoteSettings};
 pub use replay::ReplayRecognizer;
 pub use text_layer::TextLayerRecognizer;
 
