@@ -19,15 +19,18 @@ fn a_missing_library_says_where_it_looked_and_how_to_fix_it() {
     let exe_dir = std::env::current_exe().unwrap();
     let exe_dir = exe_dir.parent().unwrap().to_str().unwrap();
     let message = error.to_string();
+    // The installed package's copy: /usr/bin/../lib/DeepRead/pdfium for a .deb.
+    let packaged = format!("{exe_dir}/../lib/DeepRead/pdfium/libpdfium.so");
     for place in [
         explicit.to_str().unwrap(),
         from_env,
         exe_dir,
+        &packaged,
         "system library",
     ] {
         assert!(message.contains(place), "{place} missing from:\n{message}");
     }
-    assert_eq!(searched.len(), 4, "{searched:?}");
+    assert_eq!(searched.len(), 5, "{searched:?}");
     assert!(message.contains("make deps") && message.contains(PDFIUM_ENV));
 
     // Lazy binding on first use reports the same.
