@@ -23,6 +23,11 @@ use super::{Control, Fed, PageFeed, PageInput, PageNeeds, PageSink, ReadStats, R
 
 /// The official PDF script renders pages at zoom 2 of 72 dpi.
 pub const RENDER_DPI: f32 = 144.0;
+/// What DeepSeek-OCR-2 reads of a page, in process or on a server: the page rendered at [`RENDER_DPI`].
+pub(crate) const MODEL_PAGE: PageNeeds = PageNeeds {
+    image: Some(RenderSize::Dpi(RENDER_DPI)),
+    text_layer: false,
+};
 /// Bytes sampled from each end of a weights file for the fingerprint (hashing 6.8 GB at every start
 /// would take seconds; the header names every tensor's shape and offset, the samples its data).
 const FINGERPRINT_SAMPLE: u64 = 1 << 20;
@@ -191,10 +196,7 @@ impl Recognizer for DeepSeekOcr2 {
     }
 
     fn needs(&self) -> PageNeeds {
-        PageNeeds {
-            image: Some(RenderSize::Dpi(RENDER_DPI)),
-            text_layer: false,
-        }
+        MODEL_PAGE
     }
 
     fn prepare(&self, page: &mut PageInput) -> Result<(), String> {

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deepread_engine::GenerateOptions;
-use deepread_pdf::RenderSize;
 use sha2::{Digest, Sha256};
 
+use super::deepseek::MODEL_PAGE;
 use super::{PageFeed, PageNeeds, PageSink, ReadingMode, Recognizer, RENDER_DPI};
 use client::Client;
 use endpoint::Endpoint;
@@ -147,10 +147,7 @@ impl Recognizer for RemoteRecognizer {
 
     /// The page as the in-process engine renders it, so that the server preprocesses the same pixels.
     fn needs(&self) -> PageNeeds {
-        PageNeeds {
-            image: Some(RenderSize::Dpi(RENDER_DPI)),
-            text_layer: false,
-        }
+        MODEL_PAGE
     }
 
     fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink) {
