@@ -2,7 +2,8 @@
 # Installs the Debian packages DeepRead needs to build, run and test: the Tauri 2 system libraries
 # (WebKitGTK 4.1, GTK 3, librsvg, libsoup 3, appindicator), poppler (reference renderings), the
 # headless display + WebDriver used by the desktop tests (with xdotool and GTK's Python bindings, which drag
-# files onto the window from another X client), and fonts for every script the model writes (the
+# files onto the window from another X client, and a D-Bus session bus with GNOME Keyring: the system keyring
+# the remote engine's API key is kept in), and fonts for every script the model writes (the
 # webview falls back on them: without Noto CJK a Chinese page's Markdown is drawn as empty boxes). Only
 # missing packages are installed.
 set -euo pipefail
@@ -11,7 +12,7 @@ PACKAGES=(
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev libayatana-appindicator3-dev libxdo-dev
   poppler-utils
   xvfb xauth webkit2gtk-driver x11-utils imagemagick
-  xdotool python3-gi gir1.2-gtk-3.0
+  xdotool python3-gi gir1.2-gtk-3.0 dbus-daemon gnome-keyring
   fonts-dejavu-core fonts-noto-core fonts-noto-cjk
 )
 missing=()

@@ -10,6 +10,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
+use crate::engine_settings::{self, ConnectionReport, EngineSettings, SettingsView};
 use crate::library::Library;
 use crate::model_download::{DownloadEvent, ModelDownload};
 use crate::reading::{EngineStatus, ReadRequest, ReadingStarted, Readings, RecentDocument};
@@ -140,6 +141,46 @@ pub fn download_model(
 #[tauri::command]
 pub fn cancel_model_download(download: State<'_, ModelDownload>) {
     download.cancel();
+}
+
+/// The engine settings, and whether an API key is kept for their server. The keyring may wait for the
+/// person to unlock it, so this runs on a blocking thread, as do the two commands below.
+#[tauri::command]
+pub async fn engine_settings(app: AppHandle) -> Result<SettingsView, String> {
+    tauri::async_runtime::spawn_blocking(move || app.state::<Readings>().engine_settings().view())
+        .await
+        .map_err(|e| format!("The engine settings could not be read: {e}"))
+}
+
+/// Saves the engine settings for the next reading, and keeps (`apiKey` a key), forgets (`""`) or leaves
+/// (`null`) their server's API key in the system keyring.
+#[tauri::command]
+pub async fn save_engine_settings(
+    settings: EngineSettings,
+    api_key: Option<String>,
+    app: AppHandle,
+) -> Result<SettingsView, String> {
+    tauri::async_runtime::spawn_blocking(move || {
+        app.state::<Readings>()
+            .engine_settings()
+            .save(settings, api_key)
+    })
+    .await
+    .map_err(|e| format!("The engine settings could not be saved: {e}"))?
+}
+
+/// Asks the server of `settings` which models it serves, with `apiKey` (`null`: the key kept for that
+/// server). A server that fails is a report with `ok: false`, not an error.
+#[tauri::command]
+pub async fn test_connection(
+    settings: EngineSettings,
+    api_key: Option<String>,
+) -> Result<ConnectionReport, String> {
+    tauri::async_runtime::spawn_blocking(move || {
+        engine_settings::test_connection(&settings, api_key)
+    })
+    .await
+    .map_err(|e| format!("The connection test did not finish: {e}"))
 }
 
 /// Documents read before, newest first, for the library pane. The query blocks on the cache's own

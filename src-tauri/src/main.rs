@@ -7,10 +7,12 @@
 mod coalesce;
 mod commands;
 mod dropped;
+mod engine_settings;
 mod library;
 mod model_download;
 mod page_protocol;
 mod reading;
+mod remote_engine;
 
 use std::path::PathBuf;
 
@@ -47,6 +49,9 @@ fn main() -> anyhow::Result<()> {
             commands::export_document,
             commands::download_model,
             commands::cancel_model_download,
+            commands::engine_settings,
+            commands::save_engine_settings,
+            commands::test_connection,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .context("the DeepRead window could not start")

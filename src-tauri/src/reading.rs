@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
 
 use crate::coalesce;
+use crate::engine_settings::{EngineKind, Settings};
+use crate::remote_engine;
 
 /// Recorded output plays at about 1,000 tokens a second, a fast GPU's pace for one page, unless
 /// `DEEPREAD_REPLAY_PAUSE_MS` sets the pause per token, fractions allowed (a slower demo, a test that
@@ -29,6 +31,8 @@ pub struct Readings {
     /// Runs the cache's queries.
     runtime: Option<tokio::runtime::Runtime>,
     notices: Vec<String>,
+    /// Which engine reads: the settings panel's choice, read when a reading starts.
+    engine: Settings,
     /// The model once loaded, or why it could not be; `None` until first asked for, and again after a download.
     model: Mutex<Option<Result<Arc<DeepSeekOcr2>, NoModel>>>,
     running: Mutex<HashMap<String, CancelToken>>,
@@ -91,21 +95,22 @@ pub struct RecentDocument {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EngineStatus {
-    /// "DeepSeek-OCR-2", "text layer", "recorded output".
-    recognizer: String,
-    /// Where the model runs or would run: "NVIDIA GeForce RTX 3090, bf16", "CPU, f32"; `None` for
-    /// recorded output.
-    device: Option<String>,
+    /// "DeepSeek-OCR-2", "text layer", "recorded output", "deepseek-ai/DeepSeek-OCR-2 (remote)".
+    pub(crate) recognizer: String,
+    /// Where the model runs or would run: "NVIDIA GeForce RTX 3090, bf16", "CPU, f32", "server at
+    /// https://…/v1"; `None` for recorded output.
+    pub(crate) device: Option<String>,
     /// The device's memory and compute capability beside the build's, for the tooltip.
-    device_detail: Option<String>,
+    pub(crate) device_detail: Option<String>,
     /// Bytes in use on the model's GPU; `None` off CUDA or without a model.
-    memory_bytes: Option<u64>,
-    /// Whether the reading mode and resolution change what is read (they do for the model only).
-    reading_modes: bool,
+    pub(crate) memory_bytes: Option<u64>,
+    /// Whether the reading mode and resolution change what is read (they do for the model, here or on
+    /// a server).
+    pub(crate) reading_modes: bool,
     /// Why there is no model, or why a GPU that is there is not used.
-    notice: Option<String>,
+    pub(crate) notice: Option<String>,
     /// No weights were found anywhere: the window offers to download them.
-    model_missing: bool,
+    pub(crate) model_missing: bool,
 }
 
 /// Why the model cannot read, and whether that is because there are no weights at all.
@@ -116,10 +121,12 @@ struct NoModel {
 }
 
 impl Readings {
-    /// Opens the cache (`DEEPREAD_CACHE`, else the platform data folder). A cache that cannot be opened
-    /// is reported, and reading goes on without one.
+    /// Opens the cache (`DEEPREAD_CACHE`, else the platform data folder) and reads the engine settings.
+    /// A cache that cannot be opened is reported, and reading goes on without one; so are settings
+    /// that cannot be used, and the defaults are read with.
     pub fn new() -> Self {
-        let mut notices = Vec::new();
+        let (engine, settings_notice) = Settings::load();
+        let mut notices = Vec::from_iter(settings_notice);
         let (cache, runtime) = match open_cache() {
             Ok((cache, runtime, set_aside)) => {
                 notices.extend(set_aside);
@@ -134,6 +141,7 @@ impl Readings {
             cache,
             runtime,
             notices,
+            engine,
             model: Mutex::new(None),
             running: Mutex::new(HashMap::new()),
             finished: Arc::default(),
@@ -162,6 +170,11 @@ impl Readings {
 
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// The engine settings, which the settings panel reads and saves.
+    pub fn engine_settings(&self) -> &Settings {
+        &self.engine
     }
 
     /// Starts reading `document` as `request` says (stopping an earlier reading of it); events go
@@ -239,7 +252,7 @@ impl Readings {
         lock(&self.running)
     }
 
-    /// Who reads, and on what device; loads the model the first time.
+    /// Who reads, and on what device; loads the model the first time it reads.
     pub fn engine_status(&self) -> EngineStatus {
         if let Some(replay) = replay_dir() {
             return EngineStatus {
@@ -253,6 +266,10 @@ impl Readings {
                 notice: None,
                 model_missing: false,
             };
+        }
+        let chosen = self.engine.current();
+        if chosen.engine == EngineKind::Remote {
+            return remote_engine::status(&chosen);
         }
         let placement = engine_placement();
         let gpu_problem = placement.problem.as_ref().map(ToString::to_string);
@@ -283,7 +300,8 @@ impl Readings {
     }
 
     /// Who reads: recorded output when `DEEPREAD_REPLAY` names a folder of it (demos and the desktop
-    /// tests), else the model with the chosen mode, else the text layer with a word on why.
+    /// tests), else the server of the engine settings when they choose one, else the model with the
+    /// chosen mode, else the text layer with a word on why.
     fn recognizer(
         &self,
         mode: ReadingMode,
@@ -295,6 +313,10 @@ impl Readings {
                 replay = replay.short_of_memory(pages);
             }
             return (Arc::new(replay), None);
+        }
+        let chosen = self.engine.current();
+        if chosen.engine == EngineKind::Remote {
+            return remote_engine::recognizer(&chosen, mode);
         }
         match self.model() {
             Ok(model) => (Arc::new(model.with_reading(mode, resolution)), None),
@@ -363,7 +385,7 @@ fn reading_notice(no_model: &NoModel) -> String {
     }
 }
 
-fn text_layer_notice(why: &str) -> String {
+pub(crate) fn text_layer_notice(why: &str) -> String {
     format!("{why} Reading the PDF's own text layer instead.")
 }
 

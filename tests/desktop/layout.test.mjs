@@ -35,15 +35,9 @@ const measure = `
            label: document.querySelector(".zoom-label").textContent,
            pane: document.getElementById("page-pane").getBoundingClientRect().height };`;
 
-async function click(selector) {
-  const at = await app.run(`const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect();
-    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };`);
-  await app.clickAt(at.x, at.y);
-}
-
 test("+ and − step the zoom from 100% of the page's printed size, and the boxes stay on the page", async () => {
   const size = popplerPageSize(pdf, 1);
-  await click(`.zoom-controls button[data-zoom="fitWidth"]`);
+  await app.clickOn(`.zoom-controls button[data-zoom="fitWidth"]`);
   const before = await app.waitFor("the page at fit width", measure);
   // Fit width, then + twice from whatever scale that is: onto the zoom levels.
   await app.type("++");
@@ -67,7 +61,7 @@ test("+ and − step the zoom from 100% of the page's printed size, and the boxe
   assert.ok(smallerScale < scale);
   assert.ok(Math.abs(smaller.img.width - size.width * (96 / 72) * smallerScale) < 1);
 
-  await click(`.zoom-controls button[data-zoom="fitPage"]`);
+  await app.clickOn(`.zoom-controls button[data-zoom="fitPage"]`);
   // Fit page may land on the zoom it was at: wait for the mode, then for the image at its size.
   const fitted = await app.waitFor(
     "the whole page in view",
@@ -87,18 +81,18 @@ test("the Markdown pane is dragged wider and the pages pane collapses and opens 
   const markdown = await app.waitFor("the Markdown pane to take its new width", `const w = (() => {${width("markdown-pane")}})(); return Math.abs(w - 597) < 3 ? w : null;`);
   assert.ok(markdown);
 
-  await click("#toggle-library");
+  await app.clickOn("#toggle-library");
   const closed = await app.run(`const pane = document.getElementById("library-pane");
     return { width: pane.getBoundingClientRect().width, visibility: getComputedStyle(pane).visibility };`);
   assert.ok(closed.width <= 1, `the collapsed pane is ${closed.width} px wide (its border)`);
   assert.equal(closed.visibility, "hidden");
-  await click("#toggle-library");
+  await app.clickOn("#toggle-library");
   assert.equal(await app.run(width("library-pane")), 200);
 });
 
 test("Source shows the Markdown as written, This page keeps only the shown page's", async () => {
   await app.waitFor("every page's badge", `return [...document.querySelectorAll(".thumbnail")].every((t) => ["done", "fromCache"].includes(t.dataset.status));`, 60_000);
-  await click(`[data-view="source"] button[data-value="true"]`);
+  await app.clickOn(`[data-view="source"] button[data-value="true"]`);
   const source = await app.waitFor(
     "the title's Markdown source",
     `const b = [...document.querySelectorAll('#markdown-pane [data-page="0"] .markdown-block')]
@@ -106,16 +100,16 @@ test("Source shows the Markdown as written, This page keeps only the shown page'
      return b && !b.querySelector("h1, h2, h3") ? b.textContent : null;`,
   );
   assert.match(source, /^#+ Trace-based Just-in-Time/, "a heading, in Markdown");
-  await click(`[data-view="source"] button[data-value="false"]`);
+  await app.clickOn(`[data-view="source"] button[data-value="false"]`);
   await app.waitFor("the title rendered again", `return document.querySelector('#markdown-pane [data-page="0"] h1, #markdown-pane [data-page="0"] h2') !== null;`);
 
-  await click(`[data-view="perPage"] button[data-value="true"]`);
+  await app.clickOn(`[data-view="perPage"] button[data-value="true"]`);
   const visible = `return [...document.querySelectorAll("#markdown-pane .markdown-page")]
     .filter((s) => s.getClientRects().length > 0).map((s) => Number(s.dataset.page));`;
   assert.deepEqual(await app.run(visible), [0]);
   await app.type("\uE014"); // →
   assert.deepEqual(await app.waitFor("page 2's section alone", `const v = (() => {${visible.slice(0)}})(); return v[0] === 1 ? v : null;`), [1]);
-  await click(`[data-view="perPage"] button[data-value="false"]`);
+  await app.clickOn(`[data-view="perPage"] button[data-value="false"]`);
   assert.ok((await app.run(visible)).length > 1);
 });
 
@@ -127,10 +121,10 @@ test("a legend chip hides its label's boxes and shows them again", async () => {
              others: [...document.querySelectorAll('.grounding-box:not([data-label="text"])')].filter((b) => b.getClientRects().length > 0).length };`;
   const before = await app.run(state);
   assert.ok(before.all > 0 && before.shown === before.all && before.others > 0);
-  await click(chip);
+  await app.clickOn(chip);
   const hidden = await app.run(state);
   assert.deepEqual([hidden.pressed, hidden.shown, hidden.others], ["false", 0, before.others]);
-  await click(chip);
+  await app.clickOn(chip);
   const shown = await app.run(state);
   assert.deepEqual([shown.pressed, shown.shown], ["true", before.all]);
 });

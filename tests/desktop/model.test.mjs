@@ -61,12 +61,6 @@ const panel = `(() => {
     status: document.getElementById("status-message").textContent };
 })()`;
 
-async function click(app, selector) {
-  const at = await app.run(`const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect();
-    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };`);
-  await app.clickAt(at.x, at.y);
-}
-
 const recognizer = `document.getElementById("engine-status").dataset.recognizer ?? null`;
 const modelReads = `const r = ${recognizer}; return r === "DeepSeek-OCR-2" ? r : null;`;
 
@@ -78,7 +72,7 @@ test("with no weights, the panel downloads DeepSeek-OCR-2 with progress, cancels
     assert.match(offer.text, /not on this computer/);
     assert.equal(await app.run(`return ${recognizer};`), "text layer");
 
-    await click(app, ".model-panel-download");
+    await app.clickOn(".model-panel-download");
     const moving = await app.waitFor(
       "the download's progress",
       `const s = ${panel}; return /GB of .* GB · .* MB\\/s/.test(s.text) ? s : null;`,
@@ -89,14 +83,14 @@ test("with no weights, the panel downloads DeepSeek-OCR-2 with progress, cancels
     writeFileSync(path.join(repoRoot, "docs/screenshots/model-download.png"), await app.screenshot());
 
     // Cancel midway: the bytes fetched so far stay, as a partial blob.
-    await click(app, ".model-panel-cancel");
+    await app.clickOn(".model-panel-cancel");
     const cancelled = await app.waitFor("the download to stop", `const s = ${panel}; return /cancelled/.test(s.status) ? s : null;`);
     assert.equal(cancelled.download, "Download DeepSeek-OCR-2, 6.8 GB", "the offer comes back");
     const partial = readdirSync(path.join(repoCache, "blobs")).filter((f) => f.endsWith(".incomplete"));
     assert.equal(partial.length, 1, `one partial file is kept: ${readdirSync(path.join(repoCache, "blobs"))}`);
 
     // Again: the partial file is continued, not fetched anew, and the engine then reads with the model.
-    await click(app, ".model-panel-download");
+    await app.clickOn(".model-panel-download");
     await app.waitFor("the panel to close once the model is there", `return document.getElementById("model-panel").hidden;`, 60_000);
     assert.ok(
       hub.requests.some((r) => /^GET \S+ bytes=[1-9]\d*-$/.test(r)),

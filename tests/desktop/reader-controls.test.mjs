@@ -38,17 +38,6 @@ after(async () => {
   rmSync(replayDir, { recursive: true, force: true });
 });
 
-async function click(selector) {
-  const at = await app.run(`
-    const element = document.querySelector(${JSON.stringify(selector)});
-    if (!element) return null;
-    element.scrollIntoView({ block: "center" });
-    const r = element.getBoundingClientRect();
-    return { x: r.left + r.width / 2, y: r.top + r.height / 2, visible: r.width > 0 && r.height > 0 };`);
-  assert.ok(at?.visible, `${selector} is on screen`);
-  await app.clickAt(at.x, at.y);
-}
-
 test("while reading, the button says Stop and the status bar counts pages, tokens/s and failures", async () => {
   const total = popplerPageCount(pdf);
   const stop = await app.waitFor(
@@ -86,7 +75,7 @@ test("a failed page offers Retry, and once its output exists the retry reads it"
   assert.equal(hiddenOnDone, "none", "a page read well has no Retry");
 
   record(2, capturedOutput(4));
-  await click(retry);
+  await app.clickOn(retry);
   await app.waitFor("page 2 to be read on retry", `return ${status(1)} === "done";`);
   // The manual's contents page: its sub-title, as the capture wrote it.
   const heading = /^## (.+)$/m.exec(capturedOutput(4))[1].trim();
@@ -102,7 +91,7 @@ test("a failed page offers Retry, and once its output exists the retry reads it"
 test("Re-read reads a page again past the cache; Read takes pages read before from the cache", async () => {
   const changed = "<|ref|>title<|/ref|><|det|>[[100, 50, 900, 120]]<|/det|>\n# Read a second time\n\n";
   record(1, changed);
-  await click(`#markdown-pane [data-page="0"] .page-reread`);
+  await app.clickOn(`#markdown-pane [data-page="0"] .page-reread`);
   const again = await app.waitFor(
     "page 1's new text",
     `return document.querySelector('#markdown-pane [data-page="0"]').textContent.includes("Read a second time");`,
@@ -110,7 +99,7 @@ test("Re-read reads a page again past the cache; Read takes pages read before fr
   assert.ok(again);
   await app.waitFor("the re-read to end", `return document.getElementById("read-button").textContent === "Read";`);
 
-  await click("#read-button");
+  await app.clickOn("#read-button");
   const line = await app.waitFor(
     "a reading answered by the cache",
     `const t = ${progress}; return /3 from cache/.test(t) && document.getElementById("read-button").textContent === "Read" ? t : null;`,
@@ -133,7 +122,7 @@ async function pasted() {
 
 test("Copy puts a page's Markdown source on the clipboard, Ctrl+C a clicked block's", async () => {
   await app.waitFor("page 3 to be read", `return ["done", "fromCache"].includes(${status(2)});`);
-  await click(`#markdown-pane [data-page="2"] .page-copy`);
+  await app.clickOn(`#markdown-pane [data-page="2"] .page-copy`);
   await app.waitFor("the copy to be reported", `return /Copied the Markdown of page 3/.test(document.getElementById("status-message").textContent);`);
   const page = await pasted();
   // The reference's own page Markdown (result.mmd), less its figure links, which name its files.
@@ -145,7 +134,7 @@ test("Copy puts a page's Markdown source on the clipboard, Ctrl+C a clicked bloc
 
   // Page 2 is the manual's contents page: its first block is the sub-title "## Contents".
   const title = `#markdown-pane [data-page="1"] .markdown-block[data-block-id="0"]`;
-  await click(title);
+  await app.clickOn(title);
   await app.pressCtrl("c");
   await app.waitFor("the block copy to be reported", `return /Copied the Markdown of block 1 of page 2/.test(document.getElementById("status-message").textContent);`);
   assert.equal(await pasted(), /^## .+$/m.exec(capturedOutput(4))[0].trim());

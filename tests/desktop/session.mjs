@@ -148,6 +148,17 @@ export async function openApp(driver, args) {
           },
         ],
       }),
+    /** A real pointer click on the middle of the element `selector` finds, scrolled into view first. */
+    clickOn: async (selector) => {
+      const at = await session.run(`
+        const element = document.querySelector(${JSON.stringify(selector)});
+        if (!element) return null;
+        element.scrollIntoView({ block: "center" });
+        const r = element.getBoundingClientRect();
+        return { x: r.left + r.width / 2, y: r.top + r.height / 2, visible: r.width > 0 && r.height > 0 };`);
+      if (!at?.visible) throw new Error(`${selector} is not on screen`);
+      await session.clickAt(at.x, at.y);
+    },
     /** A real pointer drag from one viewport point to another (CSS pixels). */
     drag: (from, to) =>
       call(driver.base, "POST", route("/actions"), {

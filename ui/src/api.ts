@@ -116,3 +116,46 @@ export function exportDocument(id: string): Promise<Exported | null> {
 export function recentDocuments(): Promise<RecentDocument[]> {
   return invoke<RecentDocument[]>("recent_documents");
 }
+
+/** `EngineSettings` of the Rust side: who reads, and for a server where and how. */
+export interface EngineSettings {
+  engine: "local" | "remote";
+  /** The server's OpenAI-compatible base URL, such as http://127.0.0.1:8000/v1. */
+  endpoint: string;
+  /** The model name the server serves. */
+  model: string;
+  /** Pages sent at once; null for the default. */
+  concurrency: number | null;
+  /** Plain http to another machine, which the server refuses otherwise. */
+  allowHttp: boolean;
+}
+
+export interface StoredEngineSettings {
+  settings: EngineSettings;
+  /** An API key is in the system keyring (the key itself never comes back). */
+  apiKeyStored: boolean;
+  /** Why the keyring cannot be used; null when it can. */
+  keyringProblem: string | null;
+}
+
+export interface ConnectionTest {
+  ok: boolean;
+  message: string;
+  /** The models the server says it serves. */
+  models: string[];
+}
+
+export function engineSettings(): Promise<StoredEngineSettings> {
+  return invoke<StoredEngineSettings>("engine_settings");
+}
+
+/** Saves the settings; `apiKey` null keeps the stored key, "" forgets it, anything else is stored.
+ * Rejects with the reason the settings were refused. */
+export function saveEngineSettings(settings: EngineSettings, apiKey: string | null): Promise<StoredEngineSettings> {
+  return invoke<StoredEngineSettings>("save_engine_settings", { settings, apiKey });
+}
+
+/** Asks the server in `settings` for its models; `apiKey` null uses the stored key. */
+export function testConnection(settings: EngineSettings, apiKey: string | null): Promise<ConnectionTest> {
+  return invoke<ConnectionTest>("test_connection", { settings, apiKey });
+}

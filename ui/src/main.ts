@@ -2,7 +2,18 @@
 // them, and moving between pages. View state only; documents and results live in Rust.
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open } from "@tauri-apps/plugin-dialog";
-import { documentsIn, exportDocument, launchPaths, notices, openDocument, recentDocuments, type DocumentInfo } from "./api";
+import {
+  documentsIn,
+  engineSettings,
+  exportDocument,
+  launchPaths,
+  notices,
+  openDocument,
+  recentDocuments,
+  saveEngineSettings,
+  testConnection,
+  type DocumentInfo,
+} from "./api";
 import { PaneControls } from "./layout/pane-controls";
 import { LibraryPane } from "./library-pane";
 import { ModelDownloadPanel } from "./model/download-panel";
@@ -15,6 +26,7 @@ import { describeOpenError, needsPassword, Unlocker } from "./password/unlock";
 import { scrollToWritingEdge, writingEdgeInView } from "./reading/follow";
 import { PaneFollower } from "./reading/pane-follower";
 import { SearchBar } from "./search/search-bar";
+import { EngineSettingsPanel } from "./settings/settings-panel";
 import { DocumentSession } from "./session";
 import { describeProgress } from "./status/progress";
 import { ThemeControl } from "./theme";
@@ -55,6 +67,14 @@ const topBar = new TopBar(
   element("engine-status"),
   (status) => modelPanel.setModelMissing(status.modelMissing),
 );
+
+// After a save the top bar asks the engine again, so its line names who reads now.
+const settingsPanel = new EngineSettingsPanel(
+  element<HTMLDialogElement>("engine-settings-dialog"),
+  { engineSettings, saveEngineSettings, testConnection },
+  () => void topBar.refreshEngine(),
+);
+element<HTMLButtonElement>("engine-settings-button").addEventListener("click", () => void settingsPanel.open());
 
 new PaneControls(element("panes"), element("toggle-library"), element("toggle-markdown"));
 const markdownToolbar = element<HTMLElement>("markdown-toolbar");

@@ -72,9 +72,26 @@ impl DocumentProgress {
         )
     }
 
-    /// Leaves the finished bar on screen with its final figures.
+    /// Leaves the finished bar on screen with its final figures; where there is no terminal to draw it
+    /// on (a script, a log), says them in one line instead.
     pub fn finish(self) {
+        if self.bar.is_hidden() {
+            eprintln!("{} {}", self.bar.prefix(), self.summary());
+        }
         let message = self.status();
         self.bar.finish_with_message(message);
+    }
+
+    /// Pages read, tokens and the time the reading took, for a log.
+    fn summary(&self) -> String {
+        let seconds = self.started.elapsed().as_secs_f64();
+        format!(
+            "read {} of {} pages, {} tokens, in {seconds:.2} s ({:.0} tokens/s, {} from cache)",
+            self.bar.position(),
+            self.bar.length().unwrap_or(0),
+            self.tokens,
+            self.tokens as f64 / seconds.max(1e-9),
+            self.from_cache
+        )
     }
 }

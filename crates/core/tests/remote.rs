@@ -3,6 +3,8 @@
 //! cache file: what it sends, what it streams back, and every way a server can fail a page.
 
 mod common;
+#[path = "remote/probe.rs"]
+mod probe;
 mod support;
 
 use std::path::Path;

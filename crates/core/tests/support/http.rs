@@ -128,3 +128,13 @@ fn reason(status: u16) -> &'static str {
         _ => "Status",
     }
 }
+
+/// One chunk in a single write: on a connection with TCP_NODELAY, a segment an event, as uvicorn
+/// sends vLLM's.
+pub fn write_chunk_at_once(stream: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
+    let mut chunk = format!("{:x}\r\n", data.len()).into_bytes();
+    chunk.reserve(data.len() + 2);
+    chunk.extend_from_slice(data);
+    chunk.extend_from_slice(b"\r\n");
+    stream.write_all(&chunk)
+}

@@ -66,6 +66,15 @@ impl Reply {
         Reply::Stream { wire, pause }
     }
 
+    /// The answer to `GET /v1/models` of a server serving `ids`, in OpenAI's shape.
+    pub fn models(ids: &[&str]) -> Reply {
+        let data: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "object": "model", "owned_by": "fake"}))
+            .collect();
+        Reply::status(200, &json!({"object": "list", "data": data}).to_string())
+    }
+
     pub fn status(status: u16, body: &str) -> Reply {
         Reply::Status {
             status,
@@ -103,6 +112,10 @@ struct State {
     /// Pages whose connection the client closed while the reply was still being written, and when
     /// the server found out.
     closed_by_client: Mutex<Vec<(Option<usize>, Instant)>>,
+    /// What `GET /v1/models` answers (by default, that DeepSeek-OCR-2 is served).
+    models: Mutex<Reply>,
+    /// The `Authorization` header of each `GET /v1/models`.
+    models_asked: Mutex<Vec<Option<String>>>,
     /// Requests refused because their image was not a PNG of one of the pages.
     rejected: Mutex<Vec<String>>,
     shut: AtomicBool,
@@ -132,6 +145,8 @@ impl FakeServer {
             open: AtomicUsize::new(0),
             most_open: AtomicUsize::new(0),
             closed_by_client: Mutex::default(),
+            models: Mutex::new(Reply::models(&["deepseek-ai/DeepSeek-OCR-2"])),
+            models_asked: Mutex::default(),
             rejected: Mutex::default(),
             shut: AtomicBool::new(false),
         });
@@ -166,6 +181,16 @@ impl FakeServer {
         self.state.closed_by_client.lock().unwrap().clone()
     }
 
+    /// Makes `GET /v1/models` answer `reply` from now on.
+    pub fn answer_models(&self, reply: Reply) {
+        *self.state.models.lock().unwrap() = reply;
+    }
+
+    /// The `Authorization` header of each `GET /v1/models` so far.
+    pub fn models_asked(&self) -> Vec<Option<String>> {
+        self.state.models_asked.lock().unwrap().clone()
+    }
+
     pub fn rejected(&self) -> Vec<String> {
         self.state.rejected.lock().unwrap().clone()
     }
@@ -197,12 +222,19 @@ impl Drop for FakeServer {
     }
 }
 
-/// Answers one connection: one request, one reply.
+/// Answers one connection: one request, one reply (a list of models, or a page read).
 fn serve(state: &State, mut stream: TcpStream) {
     let Ok(raw) = read_request(&stream) else {
         return;
     };
     if state.shut.load(Ordering::Relaxed) {
+        return;
+    }
+    if raw.method == "GET" && raw.path.ends_with("/models") {
+        let authorization = raw.header("authorization").map(str::to_owned);
+        state.models_asked.lock().unwrap().push(authorization);
+        let reply = state.models.lock().unwrap().clone();
+        write_reply(state, &mut stream, None, reply);
         return;
     }
     let open = state.open.fetch_add(1, Ordering::SeqCst) + 1;
@@ -363,4 +395,93 @@ pub fn pieces(text: &str, size: usize) -> Vec<&str> {
 pub fn closed_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
     listener.local_addr().expect("its address").port()
+}
+
+/// A server as fast as this one can be, for the remote client's benchmark
+/// (examples/remote_client.rs): `answer` picks each request's reply from its raw body (nothing is
+/// decoded), the reply's events are made beforehand ([`stream_events`]), and each goes out in one
+/// write on a connection with TCP_NODELAY, with no pause, as uvicorn writes vLLM's. A request
+/// `answer` knows nothing of gets a 400.
+pub struct FastServer {
+    /// The API base, `http://127.0.0.1:PORT/v1`.
+    pub url: String,
+    address: std::net::SocketAddr,
+    shut: Arc<AtomicBool>,
+}
+
+/// A reply's events, ready to write (`data: …` and the blank line).
+pub type Events = Arc<Vec<Vec<u8>>>;
+
+type Answer = dyn Fn(&[u8]) -> Option<Events> + Send + Sync;
+
+impl FastServer {
+    pub fn start(answer: impl Fn(&[u8]) -> Option<Events> + Send + Sync + 'static) -> FastServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a port on 127.0.0.1");
+        let address = listener.local_addr().expect("its address");
+        let shut = Arc::new(AtomicBool::new(false));
+        let answer: Arc<Answer> = Arc::new(answer);
+        let accepting = Arc::clone(&shut);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if accepting.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let answer = Arc::clone(&answer);
+                std::thread::spawn(move || serve_fast(&*answer, stream));
+            }
+        });
+        FastServer {
+            url: format!("http://{address}/v1"),
+            address,
+            shut,
+        }
+    }
+}
+
+impl Drop for FastServer {
+    fn drop(&mut self) {
+        self.shut.store(true, Ordering::Relaxed);
+        // Wakes the accepting thread so that it sees the flag.
+        let _ = TcpStream::connect(self.address);
+    }
+}
+
+fn serve_fast(answer: &Answer, mut stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let Ok(raw) = read_request(&stream) else {
+        return;
+    };
+    let Some(events) = answer(&raw.body) else {
+        let body = json!({"error": {"message": "a request for no page this server has"}});
+        let _ = write_whole(&mut stream, 400, &[], &body.to_string());
+        return;
+    };
+    let _ = write_stream_head(&mut stream).and_then(|()| {
+        for data in events.iter() {
+            http::write_chunk_at_once(&mut stream, data)?;
+        }
+        write_last_chunk(&mut stream)
+    });
+}
+
+/// A complete reply's events as [`Reply::text`] streams them: `pieces` as deltas, then `stop`, the
+/// usage (a token a piece) and `[DONE]`.
+pub fn stream_events(pieces: &[&str]) -> Vec<Vec<u8>> {
+    let finish = json!({
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    });
+    let usage = json!({
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": pieces.len(),
+                  "total_tokens": 1000 + pieces.len()},
+    });
+    pieces
+        .iter()
+        .map(|text| delta(text))
+        .chain([finish.to_string(), usage.to_string(), "[DONE]".to_owned()])
+        .map(|data| event(&data))
+        .collect()
 }

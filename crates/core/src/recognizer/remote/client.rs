@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use image::RgbImage;
 use ureq::http::Response;
 use ureq::tls::{RootCerts, TlsConfig};
-use ureq::{Agent, Body};
+use ureq::{Agent, Body, RequestBuilder};
 
 use super::endpoint::Endpoint;
 use super::fault::{self, RemoteError};
@@ -56,23 +56,7 @@ impl Client {
         api_key: Option<String>,
         timeouts: Timeouts,
     ) -> Self {
-        let agent: Agent = Agent::config_builder()
-            // Statuses become sentences here; a redirected POST would lose its body.
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_resolve(Some(timeouts.connect))
-            .timeout_connect(Some(timeouts.connect))
-            .timeout_per_write(Some(timeouts.idle))
-            .timeout_recv_response(Some(timeouts.idle))
-            .timeout_per_read(Some(timeouts.idle))
-            .tls_config(
-                TlsConfig::builder()
-                    .root_certs(RootCerts::PlatformVerifier)
-                    .build(),
-            )
-            .user_agent(USER_AGENT)
-            .build()
-            .into();
+        let agent = agent(&timeouts);
         Client {
             agent,
             endpoint,
@@ -85,17 +69,19 @@ impl Client {
     }
 
     /// Reads one page, passing its text to `on_text` as it arrives. `Ok(None)`: the page was stopped
-    /// (by `stop`, or `on_text`), and the connection is closed.
+    /// (by `stop`, or `on_text`), and the connection is closed. The image is let go once encoded,
+    /// not held while the page streams.
     pub fn read_page(
         &self,
-        image: &RgbImage,
+        image: RgbImage,
         stop: &AtomicBool,
         on_text: &mut OnText<'_>,
     ) -> Result<Option<Usage>, RemoteError> {
-        let png = encode_png(image).map_err(|e| RemoteError::Encode {
+        let png = encode_png(&image).map_err(|e| RemoteError::Encode {
             endpoint: self.endpoint.to_string(),
             detail: e.to_string(),
         })?;
+        drop(image);
         let body = chat_body(&self.model, self.mode, &png, &self.decoding);
         drop(png);
         let mut attempt = 0;
@@ -138,15 +124,12 @@ impl Client {
     }
 
     fn post(&self, body: &[u8]) -> Result<Response<Body>, RemoteError> {
-        let mut request = self
+        let request = self
             .agent
             .post(self.endpoint.chat_completions())
             .header("Content-Type", "application/json")
             .header("Accept", "text/event-stream");
-        if let Some(key) = &self.api_key {
-            request = request.header("Authorization", format!("Bearer {key}"));
-        }
-        request
+        with_key(request, self.api_key.as_deref())
             .send(body)
             .map_err(|e| fault::transport(self.endpoint.as_str(), e, &self.timeouts))
     }
@@ -259,6 +242,36 @@ impl Client {
             StreamFault::Server(message) => RemoteError::Server { endpoint, message },
             StreamFault::LineTooLong => self.oversized(),
         }
+    }
+}
+
+/// The HTTP client every request to a server goes through: statuses left for us to put in words,
+/// no redirects, the system's certificate roots, and `timeouts` at each step.
+pub(super) fn agent(timeouts: &Timeouts) -> Agent {
+    Agent::config_builder()
+        // Statuses become sentences here; a redirected POST would lose its body.
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_resolve(Some(timeouts.connect))
+        .timeout_connect(Some(timeouts.connect))
+        .timeout_per_write(Some(timeouts.idle))
+        .timeout_recv_response(Some(timeouts.idle))
+        .timeout_per_read(Some(timeouts.idle))
+        .tls_config(
+            TlsConfig::builder()
+                .root_certs(RootCerts::PlatformVerifier)
+                .build(),
+        )
+        .user_agent(USER_AGENT)
+        .build()
+        .into()
+}
+
+/// `Authorization: Bearer …` when there is a key to send.
+pub(super) fn with_key<B>(request: RequestBuilder<B>, api_key: Option<&str>) -> RequestBuilder<B> {
+    match api_key {
+        Some(key) => request.header("Authorization", format!("Bearer {key}")),
+        None => request,
     }
 }
 

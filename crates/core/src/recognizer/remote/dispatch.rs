@@ -137,7 +137,7 @@ impl Reading<'_> {
         };
         let spawned = std::thread::Builder::new()
             .name(format!("deepread-remote-{number}"))
-            .spawn(move || worker.read(&image));
+            .spawn(move || worker.read(image));
         match spawned {
             Ok(_) => {
                 let flight = Flight {
@@ -218,7 +218,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn read(self, image: &RgbImage) {
+    fn read(self, image: RgbImage) {
         let page = self.page;
         let mut on_text = |text: String| self.sender.send(Report::Text { page, text }).is_ok();
         // A worker that panicked would leave its page open and the reading waiting forever.

@@ -43,6 +43,11 @@ impl Endpoint {
         format!("{}/chat/completions", self.base)
     }
 
+    /// `{base}/models`: what the server serves, for a connection test.
+    pub fn models(&self) -> String {
+        format!("{}/models", self.base)
+    }
+
     /// The base URL as the user gave it, for messages and the fingerprint.
     pub fn as_str(&self) -> &str {
         &self.base

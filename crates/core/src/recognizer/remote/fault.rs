@@ -52,6 +52,8 @@ pub enum RemoteError {
     Cut { endpoint: String, detail: String },
     #[error("{endpoint} sent what is not a chat-completions stream: {detail}")]
     Malformed { endpoint: String, detail: String },
+    #[error("{endpoint} did not answer GET /models with a list of models: {detail}")]
+    NotModelList { endpoint: String, detail: String },
     #[error("{endpoint} reported an error while writing the page: {message}")]
     Server { endpoint: String, message: String },
     #[error(

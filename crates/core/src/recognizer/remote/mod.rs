@@ -6,6 +6,7 @@ mod client;
 mod dispatch;
 mod endpoint;
 mod fault;
+mod probe;
 mod request;
 mod stream;
 
@@ -18,11 +19,14 @@ use sha2::{Digest, Sha256};
 use super::deepseek::MODEL_PAGE;
 use super::{PageFeed, PageNeeds, PageSink, ReadingMode, Recognizer, RENDER_DPI};
 use client::Client;
-use endpoint::Endpoint;
 use request::Decoding;
 
 pub use client::MAX_ATTEMPTS;
+pub use endpoint::Endpoint;
 pub use fault::RemoteError;
+pub use probe::list_models;
+/// The page as it is sent, for the client's benchmark (`examples/remote_client.rs`).
+pub use request::encode_png;
 
 /// Pages in flight at once unless told otherwise: enough to keep a server's batch full.
 pub const DEFAULT_CONCURRENCY: usize = 16;

@@ -30,7 +30,8 @@ pub fn prompt_text(mode: ReadingMode) -> &'static str {
 /// The page as PNG: lossless, so the server's preprocessing starts from the very pixels the
 /// in-process engine would. Fast compression: the bytes only cross a network once.
 pub fn encode_png(image: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
-    let mut png = Vec::new();
+    // Room for a page that compresses to a quarter, so that the buffer seldom grows (and is copied).
+    let mut png = Vec::with_capacity(image.as_raw().len() / 4 + 1024);
     PngEncoder::new_with_quality(&mut png, CompressionType::Fast, FilterType::Adaptive)
         .write_image(
             image.as_raw(),
@@ -43,16 +44,15 @@ pub fn encode_png(image: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
 
 /// The request body, streamed, with the usage asked for at its end.
 pub fn chat_body(model: &str, mode: ReadingMode, png: &[u8], decoding: &Decoding) -> Vec<u8> {
-    let image_url = format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(png)
-    );
+    // The JSON is written with an empty image URL, which the page's base64 then fills in place: the
+    // megabytes of the page are written once, not copied into a string, a JSON value, and scanned
+    // for characters to escape (base64 has none).
     let mut body = json!({
         "model": model,
         "messages": [{
             "role": "user",
             "content": [
-                {"type": "image_url", "image_url": {"url": image_url}},
+                {"type": "image_url", "image_url": {"url": ""}},
                 {"type": "text", "text": prompt_text(mode)},
             ],
         }],
@@ -68,8 +68,37 @@ pub fn chat_body(model: &str, mode: ReadingMode, png: &[u8], decoding: &Decoding
         body["vllm_xargs"] = ngram;
     }
     // Serialising a `Value` of strings and numbers cannot fail.
-    serde_json::to_vec(&body).unwrap_or_default()
+    let json = serde_json::to_vec(&body).unwrap_or_default();
+    // A quote inside a string is escaped, so this is the image's empty URL and nothing else.
+    let Some(url) = json
+        .windows(EMPTY_URL.len())
+        .position(|w| w == EMPTY_URL)
+        .map(|at| at + EMPTY_URL.len() - 1)
+    else {
+        body["messages"][0]["content"][0]["image_url"]["url"] = png_url(png).into();
+        return serde_json::to_vec(&body).unwrap_or_default();
+    };
+    let base64 = &base64::engine::general_purpose::STANDARD;
+    let encoded = base64::encoded_len(png.len(), true).unwrap_or(0);
+    let mut out = Vec::with_capacity(json.len() + PNG_URL_PREFIX.len() + encoded);
+    out.extend_from_slice(&json[..url]);
+    out.extend_from_slice(PNG_URL_PREFIX.as_bytes());
+    let start = out.len();
+    out.resize(start + encoded, 0);
+    let written = base64.encode_slice(png, &mut out[start..]).unwrap_or(0);
+    out.truncate(start + written);
+    out.extend_from_slice(&json[url..]);
+    out
 }
+
+fn png_url(png: &[u8]) -> String {
+    let base64 = base64::engine::general_purpose::STANDARD.encode(png);
+    format!("{PNG_URL_PREFIX}{base64}")
+}
+
+/// The image's URL while the JSON is written (`"url":""`), and what goes at its start.
+const EMPTY_URL: &[u8] = br#""url":"""#;
+const PNG_URL_PREFIX: &str = "data:image/png;base64,";
 
 /// The arguments of vLLM's DeepSeek-OCR `NGramPerReqLogitsProcessor`, the ban the engine applies too.
 /// Servers without it ignore the field.
@@ -137,6 +166,23 @@ mod tests {
             body["vllm_xargs"],
             json!({"ngram_size": 20, "window_size": 90, "whitelist_token_ids": [128821, 128822]})
         );
+    }
+
+    #[test]
+    fn the_body_is_what_serde_json_writes_with_the_url_in_place() {
+        let page = RgbImage::from_fn(300, 200, |x, y| image::Rgb([x as u8, y as u8, 99]));
+        let png = encode_png(&page).unwrap();
+        for (model, mode) in [
+            ("deepseek-ai/DeepSeek-OCR-2", ReadingMode::Layout),
+            (r#"a "url":"" in the name"#, ReadingMode::Plain),
+        ] {
+            let body = chat_body(model, mode, &png, &decoding());
+            let mut value: Value = serde_json::from_slice(&body).unwrap();
+            let url = &mut value["messages"][0]["content"][0]["image_url"]["url"];
+            assert_eq!(url.as_str(), Some(png_url(&png).as_str()));
+            *url = png_url(&png).into();
+            assert_eq!(body, serde_json::to_vec(&value).unwrap(), "byte for byte");
+        }
     }
 
     #[test]
