@@ -4,6 +4,7 @@
 //! page that cannot be read fails alone.
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
 
 use candle_core::{DType, Device};
 use deepread_engine::engine::{Engine, FinishReason, Flow, GenerateEvent, PageInput};
@@ -152,8 +153,14 @@ fn continuous(slots: usize) -> Schedule {
     }
 }
 
+/// Held by each run of [`same_tokens_whatever_runs_beside`]: its check that pages decoded together needs the
+/// vision thread to keep ahead of the decode beside it, which it does not when the test binary's other tests
+/// share the cores with it (a CI run saw no page overlap another, with both runs on 2 cores at once).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 /// `count` pages read under each slot count of `slot_counts`, against each read alone.
 fn same_tokens_whatever_runs_beside(dtype: DType, count: usize, slot_counts: &[usize]) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let engine = engine(dtype);
     let inputs = pages(&engine, count);
     // Long enough that a page's decode outlasts the next page's vision, which runs beside it on the vision
