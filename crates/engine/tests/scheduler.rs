@@ -4,7 +4,7 @@
 //! page that cannot be read fails alone.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use candle_core::{DType, Device};
 use deepread_engine::engine::{Engine, FinishReason, Flow, GenerateEvent, PageInput};
@@ -68,6 +68,11 @@ struct Log {
     order: Vec<(usize, &'static str)>,
 }
 
+/// How long the decode waits after each token of a page decoding alone while pages are still to come: on a
+/// CPU shared with the vision thread (2 cores, bf16 in a debug build) a page's vision can outlast a whole page
+/// of decode, and then no page would ever decode beside another.
+const PACE_ALONE: Duration = Duration::from_millis(20);
+
 fn read(
     engine: &Engine,
     inputs: &[PageInput],
@@ -76,6 +81,7 @@ fn read(
     stop_after: impl Fn(usize) -> Option<usize>,
 ) -> (Log, ScheduleReport) {
     let mut log = Log::default();
+    let pace = schedule.admission == Admission::Continuous;
     let report = engine
         .read_pages(&mut inputs.iter().cloned(), schedule, opts, &mut |event| {
             match event {
@@ -87,6 +93,10 @@ fn read(
                     tokens.push(token_id);
                     if stop_after(page).is_some_and(|n| tokens.len() >= n) {
                         return Flow::StopPage;
+                    }
+                    let decoding = log.tokens.len() - log.finished.len();
+                    if pace && decoding == 1 && log.tokens.len() < inputs.len() {
+                        std::thread::sleep(PACE_ALONE);
                     }
                 }
                 GenerateEvent::Finished { page, stats } => {
@@ -153,18 +163,12 @@ fn continuous(slots: usize) -> Schedule {
     }
 }
 
-/// Held by each run of [`same_tokens_whatever_runs_beside`]: its check that pages decoded together needs the
-/// vision thread to keep ahead of the decode beside it, which it does not when the test binary's other tests
-/// share the cores with it (a CI run saw no page overlap another, with both runs on 2 cores at once).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// `count` pages read under each slot count of `slot_counts`, against each read alone.
 fn same_tokens_whatever_runs_beside(dtype: DType, count: usize, slot_counts: &[usize]) {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let engine = engine(dtype);
     let inputs = pages(&engine, count);
-    // Long enough that a page's decode outlasts the next page's vision, which runs beside it on the vision
-    // thread: pages decode together (checked below).
+    // Long enough, with the pacing in `read`, that a page's decode outlasts the next page's vision, which runs
+    // beside it on the vision thread: pages decode together (checked below).
     let opts = options(300, None);
     let solo = alone(&engine, &inputs, &opts);
     // Pages 1 and 4 are stopped by the caller part way, as the loop sentinel or the Stop button would.
