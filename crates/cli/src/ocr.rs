@@ -5,9 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use deepread_core::recognizer::{locate_model, ReadingMode, RENDER_DPI};
+use deepread_core::recognizer::{locate_model, ReadingMode, MODEL_RENDER};
 use deepread_engine::{default_device, Flow, GenerateOptions, Ocr, TextEvent};
-use deepread_pdf::RenderSize;
 
 use crate::failure::Failure;
 use crate::password::{open_document, PasswordArgs};
@@ -47,7 +46,7 @@ pub fn run(args: OcrArgs) -> Result<(), Failure> {
             ))
         })?;
     let image = document
-        .render_page(index, RenderSize::Dpi(RENDER_DPI))
+        .render_page(index, MODEL_RENDER)
         .map_err(|e| Failure::document(&args.file, e))?;
     let dir = locate_model(args.model.as_deref()).map_err(Failure::model)?;
     let (device, dtype) = default_device();

@@ -1,8 +1,8 @@
 //! A page image (PNG, JPEG, TIFF, WebP) read as a one-page document.
 //!
 //! Its size in points is its size in pixels: we treat every image as 72 dpi, whatever resolution the
-//! file states, so one pixel of the upright image is one point of the page. A TIFF with several
-//! frames is read as its first frame.
+//! file states, so one pixel of the upright image is one point of the page, and [`RenderSize::Native`]
+//! gives its pixels as they are. A TIFF with several frames is read as its first frame.
 
 use std::io::Cursor;
 
@@ -49,6 +49,10 @@ impl ImageDoc {
     }
 
     pub(crate) fn render(&self, size: RenderSize) -> Result<RgbImage, PdfError> {
+        let size = match size {
+            RenderSize::Native { .. } => RenderSize::Dpi(72.0),
+            size => size,
+        };
         let (width, height) = size.pixels_for(0, self.page_size())?;
         if (width, height) == self.page.dimensions() {
             return Ok(self.page.clone());

@@ -16,6 +16,9 @@ pub const MAX_PIXELS: u64 = 200_000_000;
 pub enum RenderSize {
     /// At this resolution in dots per inch (72 dpi: one pixel per point).
     Dpi(f32),
+    /// An image document at its own pixels, a PDF page (which has none) at `pdf_dpi`: what a reader of the
+    /// page should see, since upscaling a photo adds nothing to read and changes what the model is given.
+    Native { pdf_dpi: f32 },
     /// As large as fits in the box, keeping the aspect ratio.
     Fit { max_width: u32, max_height: u32 },
     /// This many pixels wide, the height following the aspect ratio.
@@ -39,7 +42,7 @@ impl RenderSize {
         let width = f64::from(page.width_pt);
         let height = f64::from(page.height_pt);
         let scale = match *self {
-            RenderSize::Dpi(dpi) => f64::from(dpi) / 72.0,
+            RenderSize::Dpi(dpi) | RenderSize::Native { pdf_dpi: dpi } => f64::from(dpi) / 72.0,
             RenderSize::Width(px) => f64::from(px) / width,
             RenderSize::Fit {
                 max_width,

@@ -106,3 +106,20 @@ fn fit_keeps_the_aspect_ratio_inside_the_box() {
         .unwrap();
     assert_eq!(img.dimensions(), (1000, 750));
 }
+
+#[test]
+fn a_reader_sees_a_photo_at_its_own_pixels_and_a_pdf_page_at_the_resolution_asked() {
+    init_pdfium();
+    let reader = RenderSize::Native { pdf_dpi: 144.0 };
+    let photo = Document::open(&fixture(PHOTO), None).unwrap();
+    let seen = photo.render_page(0, reader).unwrap();
+    // The JPEG's own 2048 x 1536, not twice that: an image has no page size to scale by a resolution.
+    assert_eq!(seen.dimensions(), (2048, 1536));
+    assert_eq!(seen, photo.render_page(0, RenderSize::Dpi(72.0)).unwrap());
+
+    let slides = Document::open(&fixture("pdfs/slides/zerox__0013_slides.pdf"), None).unwrap();
+    assert_eq!(
+        slides.render_page(0, reader).unwrap(),
+        slides.render_page(0, RenderSize::Dpi(144.0)).unwrap()
+    );
+}

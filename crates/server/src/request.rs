@@ -218,9 +218,9 @@ pub fn decode_page(bytes: Vec<u8>) -> Result<RgbImage, ApiError> {
     }
     let document = Document::from_bytes(bytes, None)
         .map_err(|e| invalid(format!("the page image cannot be read: {e}")))?;
-    // An image is one point per pixel: at 72 dpi it is rendered at its own size, untouched.
+    // Only images get here, so the PDF resolution is never used.
     document
-        .render_page(0, RenderSize::Dpi(72.0))
+        .render_page(0, RenderSize::Native { pdf_dpi: 72.0 })
         .map_err(|e| invalid(format!("the page image cannot be read: {e}")))
 }
 

@@ -11,10 +11,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use deepread_core::recognizer::RENDER_DPI;
+use deepread_core::recognizer::{MODEL_RENDER, RENDER_DPI};
 use deepread_engine::preprocess::{preprocess, PreprocessConfig};
 use deepread_engine::PageImage;
-use deepread_pdf::{Document, RenderSize};
+use deepread_pdf::Document;
 
 use crate::failure::Failure;
 
@@ -124,7 +124,7 @@ fn prepare_all(
 fn prepare_page(document: &Document, page: usize) -> Result<(Duration, Duration), Failure> {
     let t0 = Instant::now();
     let image = document
-        .render_page(page, RenderSize::Dpi(RENDER_DPI))
+        .render_page(page, MODEL_RENDER)
         .map_err(|e| Failure::Document(format!("page {}: {e}", page + 1)))?;
     let t1 = Instant::now();
     let prepared = preprocess(&image, &PreprocessConfig::default())

@@ -23,9 +23,14 @@ use super::{Control, Fed, PageFeed, PageInput, PageNeeds, PageSink, ReadStats, R
 
 /// The official PDF script renders pages at zoom 2 of 72 dpi.
 pub const RENDER_DPI: f32 = 144.0;
-/// What DeepSeek-OCR-2 reads of a page, in process or on a server: the page rendered at [`RENDER_DPI`].
+/// How DeepSeek-OCR-2 sees a page: a PDF page rendered at [`RENDER_DPI`], an image file at its own pixels (the
+/// official image script gives the model the file as Pillow decodes it).
+pub const MODEL_RENDER: RenderSize = RenderSize::Native {
+    pdf_dpi: RENDER_DPI,
+};
+/// What DeepSeek-OCR-2 reads of a page, in process or on a server.
 pub(crate) const MODEL_PAGE: PageNeeds = PageNeeds {
-    image: Some(RenderSize::Dpi(RENDER_DPI)),
+    image: Some(MODEL_RENDER),
     text_layer: false,
 };
 /// Bytes sampled from each end of a weights file for the fingerprint (hashing 6.8 GB at every start
@@ -433,13 +438,65 @@ mod tests {
             .join(name)
     }
 
-    fn tokenizer() -> Tokenizer {
-        let fixtures = std::env::var_os("DEEPREAD_FIXTURES")
+    fn shared_fixtures() -> PathBuf {
+        std::env::var_os("DEEPREAD_FIXTURES")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
-            });
-        Tokenizer::from_file(&fixtures.join("tokenizer/tokenizer.json")).unwrap()
+            })
+    }
+
+    fn tokenizer() -> Tokenizer {
+        Tokenizer::from_file(&shared_fixtures().join("tokenizer/tokenizer.json")).unwrap()
+    }
+
+    /// The model is given an image file's own pixels, as the reference gives it what Pillow decodes: the
+    /// Pillow oracle's hash of each losslessly stored image file equals that of the page the model is given.
+    #[test]
+    fn an_image_file_reaches_the_model_at_its_own_pixels() {
+        let oracle = engine_fixture("preprocess/expectations.json");
+        let oracle: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(oracle).unwrap()).unwrap();
+        let mut checked = 0;
+        for case in oracle["cases"].as_array().unwrap() {
+            let (Some(file), None) = (
+                case["source"]["file"].as_str(),
+                case["source"]["lossy_source"].as_bool(),
+            ) else {
+                continue;
+            };
+            let bytes = std::fs::read(shared_fixtures().join(file)).unwrap();
+            let doc = deepread_pdf::Document::from_bytes(bytes.clone(), None).unwrap();
+            let page = doc.render_page(0, MODEL_PAGE.image.unwrap()).unwrap();
+            let name = case["name"].as_str().unwrap();
+            assert_eq!(
+                (u64::from(page.width()), u64::from(page.height())),
+                (
+                    case["width"].as_u64().unwrap(),
+                    case["height"].as_u64().unwrap()
+                ),
+                "{name}"
+            );
+            // Pillow's RGB drops alpha; we show translucent pixels on white as a viewer does, so only
+            // opaque files can match it byte for byte.
+            let opaque = image::load_from_memory(&bytes)
+                .unwrap()
+                .to_rgba8()
+                .pixels()
+                .all(|px| px[3] == 255);
+            if opaque {
+                assert_eq!(
+                    hex::encode(Sha256::digest(page.as_raw())),
+                    case["source_rgb_sha256"].as_str().unwrap(),
+                    "{name}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(
+            checked >= 2,
+            "{checked} opaque lossless image files in the oracle"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use image::RgbImage;
 
 pub use deepseek::{
     base_only_input, engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode,
-    Resolution, RENDER_DPI,
+    Resolution, MODEL_RENDER, RENDER_DPI,
 };
 pub use remote::{RemoteError, RemoteRecognizer, RemoteSettings};
 pub use replay::ReplayRecognizer;
