@@ -105,17 +105,60 @@ fn described(error: Error) -> SecretError {
     }
 }
 
-/// The platform's own sentence (D-Bus's, say), without keyring-core's prefix.
+/// The platform's own sentence (D-Bus's, say), without keyring-core's prefix: its first line, cut short, since
+/// D-Bus can answer with a page of dbus-launch's output. The whole of it goes to the log.
 fn platform_detail(error: &Error) -> String {
-    match error {
+    let text = match error {
         Error::PlatformFailure(inner) | Error::NoStorageAccess(inner) => inner.to_string(),
         other => other.to_string(),
+    };
+    tracing::debug!(error = %text, "system keyring");
+    first_line_cut(&text)
+}
+
+/// Characters of the platform's sentence shown in a message.
+const DETAIL_SHOWN: usize = 120;
+
+fn first_line_cut(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    match line.char_indices().nth(DETAIL_SHOWN) {
+        Some((cut, _)) => format!("{}…", line[..cut].trim_end()),
+        None => line.to_owned(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_platform_answer_is_cut_to_its_first_line() {
+        // What D-Bus answers when it has no session bus and no X display to start one on.
+        let dbus =
+            "dbus-launch terminated abnormally with the following error: Autolaunch error: X11 \
+                    initialization failed.\nand more of its output, line after line\n";
+        let error = Error::PlatformFailure(dbus.into());
+        let detail = platform_detail(&error);
+        assert!(
+            !detail.contains('\n') && !detail.contains("more of its output"),
+            "{detail}"
+        );
+        assert!(
+            detail.starts_with("dbus-launch terminated abnormally"),
+            "{detail}"
+        );
+        let long = "x".repeat(500);
+        let detail = platform_detail(&Error::PlatformFailure(long.into()));
+        assert_eq!(
+            detail.chars().count(),
+            DETAIL_SHOWN + 1,
+            "cut, with an ellipsis"
+        );
+    }
 
     /// Set in the child process that [`without_a_session_bus_no_keyring_answers`] starts.
     const CHILD: &str = "DEEPREAD_KEYRING_TEST_CHILD";

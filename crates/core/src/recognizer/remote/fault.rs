@@ -2,7 +2,7 @@
 //! server, and the server's own words where it sent some.
 
 use std::io::ErrorKind;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use ureq::http::Response;
@@ -200,16 +200,40 @@ pub fn server_message(body: &str) -> String {
     }
 }
 
-/// A `Retry-After` in seconds (the HTTP-date form is not worth a date parser here: the caller waits
-/// its own default).
+/// A `Retry-After` as the wait it asks for: delay-seconds, or an HTTP date (RFC 9110 §10.2.3), which a date
+/// already past makes no wait at all.
 pub fn retry_after(response: &Response<Body>) -> Option<Duration> {
     let value = response.headers().get("retry-after")?.to_str().ok()?;
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+    retry_wait(value.trim(), SystemTime::now())
+}
+
+fn retry_wait(value: &str, now: SystemTime) -> Option<Duration> {
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_as_a_date() {
+        // RFC 9110's own example date, 1994-11-06 08:49:37 UTC, is 784111777 s after the epoch.
+        let date = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        let example = "Sun, 06 Nov 1994 08:49:37 GMT";
+        let before = date - Duration::from_secs(90);
+        assert_eq!(retry_wait("120", date), Some(Duration::from_secs(120)));
+        assert_eq!(retry_wait(example, before), Some(Duration::from_secs(90)));
+        assert_eq!(
+            retry_wait(example, date + Duration::from_secs(5)),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_wait("soon", date), None);
+        assert_eq!(retry_wait("-3", date), None);
+    }
 
     #[test]
     fn the_servers_own_sentence_is_found_in_each_error_shape() {
