@@ -4,7 +4,8 @@
 # headless display + WebDriver used by the desktop tests (with xdotool and GTK's Python bindings, which drag
 # files onto the window from another X client, and a D-Bus session bus with GNOME Keyring: the system keyring
 # the remote engine's API key is kept in), and fonts for every script the model writes (the
-# webview falls back on them: without Noto CJK a Chinese page's Markdown is drawn as empty boxes). Only
+# webview falls back on them: without Noto CJK a Chinese page's Markdown is drawn as empty boxes), and
+# epubcheck (with the Java runtime it needs), which the EPUB export's tests validate books with. Only
 # missing packages are installed.
 set -euo pipefail
 PACKAGES=(
@@ -14,6 +15,7 @@ PACKAGES=(
   xvfb xauth webkit2gtk-driver x11-utils imagemagick
   xdotool python3-gi gir1.2-gtk-3.0 dbus-daemon gnome-keyring
   fonts-dejavu-core fonts-noto-core fonts-noto-cjk
+  epubcheck
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

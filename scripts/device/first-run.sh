@@ -18,7 +18,7 @@ echo "=== synthesize $(date +%T)"
 echo "=== convert $(date +%T)"
 convert() {
   local start=$(date +%s%N)
-  /tmp/deepread convert "$@" --model /tmp/m --json --cache /tmp/cache.sqlite3 2>&1 | tail -6
+  /tmp/deepread convert "$@" --model /tmp/m --json --overwrite --cache /tmp/cache.sqlite3 2>&1 | tail -6
   echo "exit ${PIPESTATUS[0]} in $(( ($(date +%s%N) - start) / 1000000 )) ms"
 }
 { convert $in/docling__2305.03393v1-pg9.pdf -o /tmp/out

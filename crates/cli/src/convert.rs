@@ -1,12 +1,16 @@
-//! `deepread convert FILE... -o OUT`: read documents (from the cache where read before) and write
-//! their Markdown, figures, and optionally JSON.
+//! `deepread convert FILE... -o OUT`: read documents (from the cache where read before) and write them in
+//! the formats chosen (`--to md,docx,...`), never over earlier outputs unless asked.
+
+mod outputs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use deepread_core::export::{write_json, write_markdown, DocumentExport, PageExport, PageStatus};
+use deepread_core::export::{
+    DocumentExport, EpubChapters, ExportChoice, ExportFormat, PageExport, PageStatus,
+};
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
     engine_placement, locate_model, DeepSeekOcr2, ReadingMode, Recognizer, TextLayerRecognizer,
@@ -20,18 +24,33 @@ use crate::password::{open_document, PasswordArgs};
 use crate::progress::DocumentProgress;
 use crate::remote::RemoteArgs;
 use crate::Mode;
+use outputs::{expand_inputs, file_stem, plan_outputs, refuse_overwrite, OutputPlan};
 
 #[derive(Args)]
 pub struct ConvertArgs {
-    /// PDFs or page images.
+    /// PDFs or page images, or folders of them.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Output folder (one subfolder per document when several are given).
     #[arg(short, long)]
     out: PathBuf,
-    /// Also write a JSON sidecar with every block's box.
+    /// Formats to write, comma-separated: md, json, html, docx, epub, xlsx (every table, a sheet each), csv
+    /// (every table, a file each).
+    #[arg(long, value_delimiter = ',', default_value = "md")]
+    to: Vec<ExportFormat>,
+    /// Also write a JSON sidecar with every block's box (the same as adding json to --to).
     #[arg(long)]
     json: bool,
+    /// An EPUB's chapters: the whole document as one, or a chapter at each heading of level 1, or of 1 and 2.
+    #[arg(long, value_enum, default_value_t = Chapters::Document)]
+    epub_chapters: Chapters,
+    /// The name of each document's files (and folder, when several are converted): {name} is the
+    /// document's file name without its extension.
+    #[arg(long, default_value = "{name}")]
+    name: String,
+    /// Replace outputs that are there already (by default nothing is read when one is).
+    #[arg(long)]
+    overwrite: bool,
     /// Who reads: the model, the PDF's own text layer (instant, born-digital PDFs only), or the model
     /// on a server (--endpoint).
     #[arg(long, value_enum, default_value_t = EngineChoice::Deepseek)]
@@ -61,6 +80,23 @@ pub struct ConvertArgs {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+enum Chapters {
+    Document,
+    H1,
+    H2,
+}
+
+impl From<Chapters> for EpubChapters {
+    fn from(chapters: Chapters) -> Self {
+        match chapters {
+            Chapters::Document => EpubChapters::Document,
+            Chapters::H1 => EpubChapters::Heading(1),
+            Chapters::H2 => EpubChapters::Heading(2),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum EngineChoice {
     Deepseek,
     Text,
@@ -74,8 +110,12 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         .map(parse_pages)
         .transpose()
         .map_err(Failure::Usage)?;
+    let files = expand_inputs(&args.files)?;
+    let plans = plan_outputs(&args.out, &files, &args.name)?;
+    let choice = export_choice(&args);
+    refuse_overwrite(&plans, &choice, args.overwrite)?;
     let password = args.password.password()?;
-    let documents = open_documents(&args.files, password.as_deref())?;
+    let documents = open_documents(&files, password.as_deref())?;
     let recognizer = recognizer(&args)?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| Failure::Unexpected(e.into()))?;
     let cache = open_cache(&runtime, args.cache.as_deref())?;
@@ -85,16 +125,15 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         ..ReadOptions::default()
     };
     let mut trouble = Vec::new();
-    for (path, document) in &documents {
-        let out = output_folder(&args.out, path, documents.len());
+    for ((path, document), plan) in documents.iter().zip(&plans) {
         let outcome = convert_document(
             path,
             document,
             recognizer.as_ref(),
             &cache,
             &options,
-            &out,
-            args.json,
+            plan,
+            &choice,
         )?;
         if outcome.failed + outcome.looped > 0 {
             trouble.push(format!(
@@ -110,6 +149,17 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         Ok(())
     } else {
         Err(Failure::PagesFailed(trouble.join("; ")))
+    }
+}
+
+fn export_choice(args: &ConvertArgs) -> ExportChoice {
+    let mut formats: std::collections::BTreeSet<ExportFormat> = args.to.iter().copied().collect();
+    if args.json {
+        formats.insert(ExportFormat::Json);
+    }
+    ExportChoice {
+        formats,
+        epub_chapters: args.epub_chapters.into(),
     }
 }
 
@@ -176,21 +226,6 @@ fn open_cache(runtime: &tokio::runtime::Runtime, path: Option<&Path>) -> Result<
     Ok(Cache::new(store, runtime.handle().clone()))
 }
 
-fn output_folder(out: &Path, file: &Path, documents: usize) -> PathBuf {
-    if documents == 1 {
-        out.to_path_buf()
-    } else {
-        out.join(stem(file))
-    }
-}
-
-fn stem(path: &Path) -> String {
-    path.file_stem().map_or_else(
-        || "document".to_owned(),
-        |s| s.to_string_lossy().into_owned(),
-    )
-}
-
 /// Pages of a written document that did not read cleanly, read now or taken from the cache alike: the
 /// exit status speaks of the output, which is the same either way.
 struct Outcome {
@@ -221,12 +256,12 @@ fn convert_document(
     recognizer: &dyn Recognizer,
     cache: &Cache,
     options: &ReadOptions,
-    out: &Path,
-    json: bool,
+    plan: &OutputPlan,
+    choice: &ExportChoice,
 ) -> Result<Outcome, Failure> {
     let name = path
         .file_name()
-        .map_or_else(|| stem(path), |n| n.to_string_lossy().into_owned());
+        .map_or_else(|| file_stem(path), |n| n.to_string_lossy().into_owned());
     let total = if options.pages.is_empty() {
         document.page_count()
     } else {
@@ -252,15 +287,12 @@ fn convert_document(
     let outcome = Outcome::of(&pages);
     let export = DocumentExport {
         document,
-        title: document.title().unwrap_or_else(|| stem(path)),
+        title: document.title().unwrap_or_else(|| file_stem(path)),
         pages: pages.into_values().collect(),
     };
-    let stem = stem(path);
-    let output = |e: deepread_core::export::ExportError| Failure::Output(e.to_string());
-    write_markdown(&export, out, &stem).map_err(output)?;
-    if json {
-        write_json(&export, out, &stem).map_err(output)?;
-    }
+    choice
+        .write(&export, &plan.folder, &plan.stem)
+        .map_err(|e| Failure::Output(e.to_string()))?;
     if summary.from_cache == total {
         eprintln!("{name}: all {total} page(s) from the cache, nothing read again");
     } else if summary.from_cache > 0 {

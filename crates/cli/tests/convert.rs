@@ -19,6 +19,7 @@ fn deepread(cache: &Path, args: &[&str]) -> Output {
 }
 
 const PAPER: &str = "pdfs/born_digital_papers_math_tables/docling__2305.03393v1-pg9.pdf";
+const SLIDES: &str = "pdfs/slides/zerox__0013_slides.pdf";
 
 #[test]
 fn text_engine_writes_markdown_and_json_and_the_second_run_reads_from_the_cache() {
@@ -67,7 +68,7 @@ fn text_engine_writes_markdown_and_json_and_the_second_run_reads_from_the_cache(
         "the sidecar lists blocks"
     );
 
-    let second = deepread(&cache, &args);
+    let second = deepread(&cache, &[&args[..], &["--overwrite"]].concat());
     assert!(second.status.success(), "{}", stderr(&second));
     assert!(
         stderr(&second).contains("all 1 page(s) from the cache"),
@@ -127,6 +128,69 @@ fn documents_that_cannot_be_opened_exit_3_and_name_the_file() {
             "{message}"
         );
     }
+}
+
+/// The entry `name` of the zip archive (DOCX, EPUB) at `path`, as text.
+fn zip_entry(path: &Path, name: &str) -> String {
+    let file = std::fs::File::open(path).unwrap();
+    let mut archive = zip::ZipArchive::new(file).unwrap();
+    std::io::read_to_string(archive.by_name(name).unwrap()).unwrap()
+}
+
+#[test]
+fn a_folder_is_written_in_every_format_chosen_and_nothing_is_overwritten_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite3");
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    std::fs::copy(fixture(PAPER), inputs.join("paper.pdf")).unwrap();
+    std::fs::copy(fixture(SLIDES), inputs.join("slides.pdf")).unwrap();
+    std::fs::write(inputs.join("notes.txt"), "not a document").unwrap();
+    let out = dir.path().join("out");
+    let args = [
+        "convert",
+        inputs.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--engine",
+        "text",
+        "--to",
+        "md,html,docx,epub",
+        "--name",
+        "{name}-text",
+    ];
+    let first = deepread(&cache, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    for name in ["paper-text", "slides-text"] {
+        for ext in ["md", "html", "docx", "epub"] {
+            let file = out.join(name).join(format!("{name}.{ext}"));
+            assert!(file.is_file(), "{} is missing", file.display());
+        }
+    }
+    assert!(!out.join("notes-text").exists(), "only documents are read");
+    // A word of the paper's published ground truth (docling), in the Word file's body.
+    let body = zip_entry(&out.join("paper-text/paper-text.docx"), "word/document.xml");
+    assert!(
+        body.contains("TableFormer"),
+        "the DOCX body lacks the paper's words"
+    );
+    let mimetype = zip_entry(&out.join("slides-text/slides-text.epub"), "mimetype");
+    assert_eq!(mimetype, "application/epub+zip");
+
+    let written = std::fs::metadata(out.join("paper-text/paper-text.docx")).unwrap();
+    let again = deepread(&cache, &args);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    let said = stderr(&again);
+    assert!(
+        said.contains("already there") && said.contains("--overwrite"),
+        "{said}"
+    );
+    assert!(!said.contains("from the cache"), "nothing is read: {said}");
+    let kept = std::fs::metadata(out.join("paper-text/paper-text.docx")).unwrap();
+    assert_eq!(kept.modified().unwrap(), written.modified().unwrap());
+
+    let replaced = deepread(&cache, &[&args[..], &["--overwrite"]].concat());
+    assert!(replaced.status.success(), "{}", stderr(&replaced));
 }
 
 const ENCRYPTED: &str = "pdfs/encrypted/pypdf__crazyones-encrypted-256.pdf";

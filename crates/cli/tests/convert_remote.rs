@@ -90,7 +90,11 @@ fn a_pdf_is_read_on_the_server_and_its_markdown_written() {
     );
 
     // Read again: from the cache, the server not asked.
-    let again = convert(&cache, &args, Some("sk-from-the-environment"));
+    let again = convert(
+        &cache,
+        &[&args[..], &["--overwrite"]].concat(),
+        Some("sk-from-the-environment"),
+    );
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(
         stderr(&again).contains("from the cache"),

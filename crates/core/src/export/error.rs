@@ -65,4 +65,22 @@ pub enum ExportError {
         #[source]
         source: serde_json::Error,
     },
+
+    #[error("cannot assemble the Word document: {source}")]
+    Docx {
+        #[source]
+        source: docx_rs::DocxError,
+    },
+
+    #[error("cannot build the Excel workbook of the tables: {source}")]
+    Workbook {
+        #[source]
+        source: rust_xlsxwriter::XlsxError,
+    },
+
+    #[error("cannot assemble the EPUB book: {source}")]
+    Epub {
+        #[source]
+        source: Box<epub_builder::Error>,
+    },
 }

@@ -125,7 +125,10 @@ pub fn write_figures(
     Ok(summary)
 }
 
-fn render_for_figures(document: &Document, page: usize) -> Result<RgbImage, ExportError> {
+pub(super) fn render_for_figures(
+    document: &Document,
+    page: usize,
+) -> Result<RgbImage, ExportError> {
     let render = |source| ExportError::Render { page, source };
     let size = figure_render_size(document, page).map_err(render)?;
     document.render_page(page, size).map_err(render)
@@ -166,7 +169,7 @@ fn pixel_span(lo: u16, hi: u16, side: u32) -> (u32, u32) {
     (start, end - start)
 }
 
-fn encode_png(image: &RgbImage, path: &Path) -> Result<Vec<u8>, ExportError> {
+pub(super) fn encode_png(image: &RgbImage, path: &Path) -> Result<Vec<u8>, ExportError> {
     let mut bytes = Vec::new();
     image
         .write_to(&mut Cursor::new(&mut bytes), ImageFormat::Png)

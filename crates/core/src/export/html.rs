@@ -101,7 +101,7 @@ fn page_section(index: usize, page: Option<&PageExport>) -> String {
 }
 
 /// What a reader should know about a page that was not read to its end.
-fn page_note(status: Option<&PageStatus>) -> Option<String> {
+pub(super) fn page_note(status: Option<&PageStatus>) -> Option<String> {
     match status {
         Some(PageStatus::Read) => None,
         Some(PageStatus::Looped { reason }) => Some(format!(

@@ -73,13 +73,35 @@ fn find_closer(bytes: &[u8], from: usize, close: &str) -> Option<usize> {
     None
 }
 
+/// A piece of text made from [`ProtectedMath::text`]: plain text, or a math span as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Piece<'a> {
+    Text(&'a str),
+    Math(&'a str),
+}
+
 impl ProtectedMath {
     /// Puts the math back into HTML rendered from [`ProtectedMath::text`], escaped as HTML text.
     pub fn restore(&self, html: &str) -> String {
         let mut out = String::with_capacity(html.len());
-        let mut rest = html;
+        for piece in self.pieces(html) {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Math(math) => out.push_str(&escape_html(math)),
+            }
+        }
+        out
+    }
+
+    /// `text` (made from [`ProtectedMath::text`]) cut into plain text and the math spans its
+    /// placeholders stand for, in order, for output that is not HTML.
+    pub fn pieces<'a>(&'a self, text: &'a str) -> Vec<Piece<'a>> {
+        let mut pieces = Vec::new();
+        let mut rest = text;
         while let Some(start) = rest.find(OPEN) {
-            out.push_str(&rest[..start]);
+            if start > 0 {
+                pieces.push(Piece::Text(&rest[..start]));
+            }
             let after = &rest[start + OPEN.len_utf8()..];
             let span = after.find(CLOSE).and_then(|end| {
                 let index: usize = after[..end].parse().ok()?;
@@ -87,15 +109,17 @@ impl ProtectedMath {
             });
             match span {
                 Some((math, end)) => {
-                    out.push_str(&escape_html(math));
+                    pieces.push(Piece::Math(math));
                     rest = &after[end + CLOSE.len_utf8()..];
                 }
                 // Not one of ours (cannot happen: input placeholders were removed); drop the mark.
                 None => rest = after,
             }
         }
-        out.push_str(rest);
-        out
+        if !rest.is_empty() {
+            pieces.push(Piece::Text(rest));
+        }
+        pieces
     }
 }
 
@@ -150,6 +174,20 @@ mod tests {
     #[test]
     fn forged_placeholders_are_removed() {
         assert_eq!(roundtrip("x\u{E000}0\u{E001}y \\(a\\)"), "x0y \\(a\\)");
+    }
+
+    #[test]
+    fn pieces_give_the_math_back_as_written() {
+        let protected = protect_math("a \\(x<1\\) b $$y$$");
+        assert_eq!(
+            protected.pieces(&protected.text),
+            [
+                Piece::Text("a "),
+                Piece::Math("\\(x<1\\)"),
+                Piece::Text(" b "),
+                Piece::Math("$$y$$"),
+            ]
+        );
     }
 
     #[test]

@@ -10,14 +10,20 @@
 //! export that is killed half-way never leaves a truncated file under a final name.
 
 mod atomic;
+mod docx;
+mod epub;
 mod error;
 mod figures;
 mod finished_pages;
+mod formats;
 mod html;
 mod json;
 mod markdown_file;
 mod math;
 mod sanitize;
+mod tables;
+mod tables_csv;
+mod xlsx;
 
 use std::path::{Path, PathBuf};
 
@@ -25,12 +31,18 @@ use deepread_pdf::Document;
 
 use crate::events::{Block, PageEvent, PageStats};
 
+pub use docx::write_docx;
+pub use epub::{write_epub, EpubChapters};
 pub use error::ExportError;
 pub use figures::{crop_figure, figure_render_size, write_figures, FIGURES_DIR, FIGURE_DPI};
 pub use finished_pages::{write_document, FinishedPages};
+pub use formats::{ExportChoice, ExportFormat};
 pub use html::{markdown_to_safe_html, write_html};
 pub use json::{write_json, JSON_FORMAT, JSON_VERSION};
 pub use markdown_file::{document_markdown, write_markdown, PAGE_SPLIT};
+pub use tables::{document_tables, page_tables, Cell, Table};
+pub use tables_csv::write_csv;
+pub use xlsx::write_xlsx;
 
 /// A finished (or partly finished) reading of one document, ready to be written out.
 #[derive(Debug)]

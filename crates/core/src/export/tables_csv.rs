@@ -1,0 +1,131 @@
+//! `OUT/<stem>.tables/page{P}-table{N}.csv`: every table of the document as an RFC 4180 CSV file
+//! (CRLF line ends, fields quoted where needed), one file per table.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::atomic::{ensure_dir, write_atomically};
+use super::tables::{document_tables, numbers_within_pages, Table};
+use super::{output_file, pages_in_order, DocumentExport, ExportError, ExportSummary};
+
+/// Writes one CSV per table to `OUT/<stem>.tables/`, named by 1-based page and 1-based table
+/// within the page. A spanned cell's text is in its top-left position; the positions it also
+/// covers are empty. A document without tables writes nothing (the summary lists no files).
+/// CSV files a previous export left there that this one no longer has are removed.
+pub fn write_csv(
+    export: &DocumentExport<'_>,
+    out_dir: &Path,
+    stem: &str,
+) -> Result<ExportSummary, ExportError> {
+    let dir = tables_dir(out_dir, stem)?;
+    pages_in_order(export)?;
+    let tables = document_tables(export);
+    let mut summary = ExportSummary::default();
+    let mut written = HashSet::new();
+    if !tables.is_empty() {
+        ensure_dir(&dir)?;
+    }
+    for (table, n) in tables.iter().zip(numbers_within_pages(&tables)) {
+        let name = csv_file_name(table.page, n);
+        let path = dir.join(&name);
+        write_atomically(&path, &table_csv(table, &path)?)?;
+        written.insert(name);
+        summary.files.push(path);
+    }
+    remove_stale_csv_files(&dir, &written);
+    if tables.is_empty() {
+        tracing::info!(dir = %dir.display(), "no tables to export as CSV");
+    } else {
+        tracing::info!(dir = %dir.display(), tables = tables.len(), "wrote CSV tables");
+    }
+    Ok(summary)
+}
+
+/// `OUT/<stem>.tables`, refusing stems that are not a plain file name.
+pub(super) fn tables_dir(out_dir: &Path, stem: &str) -> Result<PathBuf, ExportError> {
+    output_file(out_dir, stem, "tables")
+}
+
+/// `page{P}-table{N}.csv`, P the 1-based page.
+fn csv_file_name(page: usize, n: usize) -> String {
+    format!("page{}-table{n}.csv", page + 1)
+}
+
+/// The table's grid as CSV: every record as wide as the grid.
+fn table_csv(table: &Table, path: &Path) -> Result<Vec<u8>, ExportError> {
+    let error = |source: csv::Error| ExportError::Write {
+        path: path.to_path_buf(),
+        source: source.into(),
+    };
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(Vec::new());
+    for row in table.grid() {
+        let record = row.iter().map(|position| match position {
+            Some((cell, true)) => cell.text.as_str(),
+            _ => "",
+        });
+        writer.write_record(record).map_err(error)?;
+    }
+    writer.into_inner().map_err(|e| ExportError::Write {
+        path: path.to_path_buf(),
+        source: e.into_error(),
+    })
+}
+
+/// Deletes `page{P}-table{N}.csv` files not in `keep`; anything else in the folder stays. A file
+/// that cannot be removed is only logged: the export itself is complete.
+fn remove_stale_csv_files(dir: &Path, keep: &HashSet<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !is_table_file_name(&name) || keep.contains(&name) {
+            continue;
+        }
+        match std::fs::remove_file(entry.path()) {
+            Ok(()) => tracing::debug!(file = %name, "removed a table of a previous export"),
+            Err(error) => tracing::warn!(file = %name, %error, "cannot remove a stale table"),
+        }
+    }
+}
+
+/// `page{digits}-table{digits}.csv`.
+fn is_table_file_name(name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    name.strip_prefix("page")
+        .and_then(|rest| rest.strip_suffix(".csv"))
+        .and_then(|rest| rest.split_once("-table"))
+        .is_some_and(|(page, n)| digits(page) && digits(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::tables::page_tables;
+
+    #[test]
+    fn spanned_text_is_in_the_top_left_and_fields_are_quoted_per_rfc_4180() {
+        let table = page_tables(
+            0,
+            "<table><tr><th colspan=\"2\">Name, \"full\"</th></tr>\
+             <tr><td rowspan=\"2\">a</td><td>line</td></tr><tr><td>z</td></tr></table>",
+        )
+        .remove(0);
+        let csv = table_csv(&table, Path::new("t.csv")).unwrap();
+        assert_eq!(
+            String::from_utf8(csv).unwrap(),
+            "\"Name, \"\"full\"\"\",\r\na,line\r\n,z\r\n"
+        );
+    }
+
+    #[test]
+    fn table_file_names_are_recognised_exactly() {
+        assert_eq!(csv_file_name(0, 1), "page1-table1.csv");
+        assert!(is_table_file_name("page12-table3.csv"));
+        assert!(!is_table_file_name("page-table3.csv"));
+        assert!(!is_table_file_name("page1-table3.csv.bak"));
+        assert!(!is_table_file_name("notes.csv"));
+    }
+}
