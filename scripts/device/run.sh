@@ -20,6 +20,7 @@
 #   together   continuous batching against reading alone, 64 pages at full size (continuous_parity)
 #   remote     32 pages read in process, then through `deepread serve` by `convert --engine remote`, 32 in flight:
 #              the Markdown compared, the reading times side by side (needs the weights step)
+#   remote1    the same for 8 pages read one at a time, where no page has another beside it in the batch
 set -uo pipefail
 export PYTHONUNBUFFERED=1 RUST_BACKTRACE=1
 NV=$(python3 -c 'import nvidia;print(list(nvidia.__path__)[0])')
@@ -31,30 +32,35 @@ cd .gpu
 for b in *.xz; do xz -dc "$b" > "/tmp/${b%.xz}" && chmod +x "/tmp/${b%.xz}"; done
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 bench() { /tmp/deepread bench --model /tmp/w/model "$@"; }
+# remote_step PAGES FLIGHT: pages 1..PAGES read FLIGHT at a time, twice in process and twice through `deepread serve`.
 remote_step() {
+  local pages=$1 flight=$2 tag=$1x$2
   cp --update=none remote/*.json /tmp/w/model/
   export DEEPREAD_PDFIUM=$PWD/libpdfium.so
-  local doc=(remote/pages42.pdf --pages 1-32 --no-cache)
+  local doc=(remote/pages42.pdf --pages "1-$pages" --no-cache)
   # Twice in process: the first run of a fresh machine also pays the driver's compile of the kernels' PTX.
   for run in 1 2; do
-    /tmp/deepread convert "${doc[@]}" --model /tmp/w/model --in-flight 32 -o /tmp/read_local$run --cache /tmp/local.db
+    /tmp/deepread convert "${doc[@]}" --model /tmp/w/model --in-flight "$flight" -o "/tmp/read_$tag/local$run" \
+      --cache "/tmp/local_$tag.db"
   done
-  /tmp/deepread serve --model /tmp/w/model --slots 32 --port 8011 2>/tmp/serve.log &
+  /tmp/deepread serve --model /tmp/w/model --slots "$flight" --port 8011 2>"/tmp/serve_$tag.log" &
   local server=$!
   for _ in $(seq 120); do
     python3 -c 'import urllib.request as u; u.urlopen("http://127.0.0.1:8011/health")' 2>/dev/null && break; sleep 1
   done
   for run in 1 2; do
     /tmp/deepread convert "${doc[@]}" --engine remote --endpoint http://127.0.0.1:8011/v1 \
-      --model deepseek-ai/DeepSeek-OCR-2 --concurrency 32 -o /tmp/read_remote$run --cache /tmp/remote.db
+      --model deepseek-ai/DeepSeek-OCR-2 --concurrency "$flight" -o "/tmp/read_$tag/remote$run" --cache "/tmp/remote_$tag.db"
   done
-  kill $server; wait $server; tail -3 /tmp/serve.log
+  kill $server; wait $server; tail -3 "/tmp/serve_$tag.log"
   # In process against itself, through the server against itself, then the two against each other.
   for pair in local1:local2 remote1:remote2 local2:remote2; do
-    echo "--- ${pair/:/ against }"
-    python3 compare_pages.py "/tmp/read_${pair%:*}/pages42.md" "/tmp/read_${pair#*:}/pages42.md" 32
+    echo "--- $tag: ${pair/:/ against }"
+    python3 compare_pages.py "/tmp/read_$tag/${pair%:*}/pages42.md" "/tmp/read_$tag/${pair#*:}/pages42.md" "$pages"
   done
-  for run in local1 local2 remote1 remote2; do cp "/tmp/read_$run/pages42.md" "$OUT/$run.md"; done
+  echo "--- $tag: raw output, in process against through the server (the second runs)"
+  python3 compare_raw.py "/tmp/local_$tag.db" "/tmp/remote_$tag.db"
+  for run in local1 local2 remote1 remote2; do cp "/tmp/read_$tag/$run/pages42.md" "$OUT/${tag}_$run.md"; done
 }
 for step in "$@"; do
   echo "=== $step $(date +%T)"
@@ -84,7 +90,8 @@ for step in "$@"; do
             --grouped-pages 16 --slots 16 2>"/tmp/ab_$bin.log" | tee "$OUT/ab_$bin.txt"
           python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
     together) /tmp/continuous_parity 64 2>&1 | tee "$OUT/continuous_parity.txt" ;;
-    remote) remote_step 2>&1 | tee "$OUT/remote.txt" ;;
+    remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;
+    remote1) remote_step 8 1 2>&1 | tee "$OUT/remote1.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \
                /tmp/deepread bench --model /tmp/w/model --pages "${PROFILE_PAGES:-1}" --tokens 4 2>&1 | tail -5
