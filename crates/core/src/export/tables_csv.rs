@@ -1,11 +1,13 @@
 //! `OUT/<stem>.tables/page{P}-table{N}.csv`: every table of the document as an RFC 4180 CSV file
 //! (CRLF line ends, fields quoted where needed), one file per table.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::atomic::{ensure_dir, write_atomically};
 use super::tables::{document_tables, numbers_within_pages, Table};
+use super::xlsx::parse_number;
 use super::{output_file, pages_in_order, DocumentExport, ExportError, ExportSummary};
 
 /// Writes one CSV per table to `OUT/<stem>.tables/`, named by 1-based page and 1-based table
@@ -61,16 +63,34 @@ fn table_csv(table: &Table, path: &Path) -> Result<Vec<u8>, ExportError> {
         .terminator(csv::Terminator::CRLF)
         .from_writer(Vec::new());
     for row in table.grid() {
-        let record = row.iter().map(|position| match position {
-            Some((cell, true)) => cell.text.as_str(),
-            _ => "",
-        });
-        writer.write_record(record).map_err(error)?;
+        let record: Vec<Cow<'_, str>> = row
+            .iter()
+            .map(|position| match position {
+                Some((cell, true)) => inert_in_spreadsheets(&cell.text),
+                _ => Cow::Borrowed(""),
+            })
+            .collect();
+        writer
+            .write_record(record.iter().map(|field| field.as_bytes()))
+            .map_err(error)?;
     }
     writer.into_inner().map_err(|e| ExportError::Write {
         path: path.to_path_buf(),
         source: e.into_error(),
     })
+}
+
+/// The first characters by which a spreadsheet opening a CSV takes a field for a formula.
+const FORMULA_STARTS: &[char] = &['=', '+', '-', '@', '\t', '\r'];
+
+/// A cell a spreadsheet would run as a formula (`=HYPERLINK(…)` in a hostile page's table) is kept as
+/// text with a leading apostrophe, as OWASP advises for CSV files; numbers such as `-12.5` stay as they are.
+fn inert_in_spreadsheets(text: &str) -> Cow<'_, str> {
+    let formula = text.starts_with(FORMULA_STARTS) && parse_number(text).is_none();
+    match formula {
+        true => Cow::Owned(format!("'{text}")),
+        false => Cow::Borrowed(text),
+    }
 }
 
 /// Deletes `page{P}-table{N}.csv` files not in `keep`; anything else in the folder stays. A file
@@ -117,6 +137,21 @@ mod tests {
         assert_eq!(
             String::from_utf8(csv).unwrap(),
             "\"Name, \"\"full\"\"\",\r\na,line\r\n,z\r\n"
+        );
+    }
+
+    #[test]
+    fn cells_a_spreadsheet_would_run_are_kept_as_text() {
+        let table = page_tables(
+            0,
+            "<table><tr><td>=HYPERLINK(\"http://x\")</td><td>@SUM(A1)</td><td>-12.5</td>\
+             <td>+3</td><td>- item</td><td>a=b</td></tr></table>",
+        )
+        .remove(0);
+        let csv = table_csv(&table, Path::new("t.csv")).unwrap();
+        assert_eq!(
+            String::from_utf8(csv).unwrap(),
+            "\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(A1),-12.5,+3,'- item,a=b\r\n"
         );
     }
 

@@ -175,7 +175,7 @@ fn truncate_utf16(text: &str, max: usize) -> &str {
 /// A cell's text read as a number: `1234.5`, `1,234.5`, `-3`, `+3`, `−3` (the minus sign), `$5`,
 /// `-€5`, `12.5%` (0.125), `(42)` (−42). Returns the value and a number format that shows it as
 /// written, where General would not. Anything else (`007`, `1/4`, `0,15`, `1e5`, `.5`) is `None`.
-fn parse_number(text: &str) -> Option<(f64, Option<String>)> {
+pub(super) fn parse_number(text: &str) -> Option<(f64, Option<String>)> {
     let text = text.trim();
     let (in_parentheses, text) = match text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
         Some(inner) => (true, inner.trim()),
