@@ -8,12 +8,10 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{grounding_dir, raw_of_stdout_capture, read};
+use common::{grounding_dir, manual_capture, manual_dir, read, read_page};
 use deepread_core::export::{write_docx, DocumentExport, PageExport, PageStatus, FIGURE_DPI};
-use deepread_core::markdown::{markdown_from_raw, MarkdownOptions};
-use deepread_core::Parser;
 use deepread_pdf::Document;
 use roxmltree::Node;
 
@@ -27,30 +25,6 @@ const EMU_PER_TWIP: f64 = 635.0;
 const FAILED_PAGE: usize = 4;
 const UNREAD_PAGE: usize = 6;
 const FAILURE: &str = "GPU out of memory";
-
-fn manual_dir() -> PathBuf {
-    grounding_dir().join("with_source/xiongpu1_agent/vastera_manual")
-}
-
-fn manual_capture(number: usize) -> String {
-    raw_of_stdout_capture(&read(
-        &manual_dir().join(format!("page{number:03}.stdout.md")),
-    ))
-}
-
-/// A page as the reading pipeline reports it: parsed blocks and the page's final Markdown.
-fn read_page(index: usize, raw: &str) -> PageExport {
-    let mut parser = Parser::new();
-    parser.push(raw);
-    parser.finish();
-    PageExport {
-        index,
-        status: PageStatus::Read,
-        blocks: parser.blocks().to_vec(),
-        markdown: markdown_from_raw(raw, &MarkdownOptions::for_page(index)),
-        stats: None,
-    }
-}
 
 /// The files of a `.docx` archive by name.
 fn unzip(path: &Path) -> BTreeMap<String, Vec<u8>> {

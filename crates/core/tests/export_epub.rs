@@ -13,20 +13,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{grounding_dir, raw_of_stdout_capture, read};
-use deepread_core::export::{write_epub, DocumentExport, EpubChapters, PageExport, PageStatus};
+use common::{manual_dir, raw_of_stdout_capture, read};
+use deepread_core::export::{write_epub, DocumentExport, EpubChapters, PageExport};
 use deepread_core::grounding::END_OF_SENTENCE;
-use deepread_core::markdown::{markdown_from_raw, MarkdownOptions};
-use deepread_core::Parser;
 use deepread_pdf::Document;
 
 const TITLE: &str = "Vastera manual";
 const PAGES: usize = 25;
 const OPS_NS: &str = "http://www.idpf.org/2007/ops";
-
-fn manual_dir() -> PathBuf {
-    grounding_dir().join("with_source/xiongpu1_agent/vastera_manual")
-}
 
 fn open_manual() -> Document {
     let document = Document::open(&manual_dir().join("source.pdf"), None).unwrap();
@@ -40,19 +34,9 @@ fn recording(index: usize) -> String {
     raw_of_stdout_capture(&read(&file))
 }
 
-/// A page as the reading pipeline reports it: parsed blocks and the page's final Markdown.
+/// A page as the reading pipeline reports it from its recording.
 fn read_page(index: usize) -> PageExport {
-    let raw = recording(index);
-    let mut parser = Parser::new();
-    parser.push(&raw);
-    parser.finish();
-    PageExport {
-        index,
-        status: PageStatus::Read,
-        blocks: parser.blocks().to_vec(),
-        markdown: markdown_from_raw(&raw, &MarkdownOptions::for_page(index)),
-        stats: None,
-    }
+    common::read_page(index, &recording(index))
 }
 
 // What the recordings hold, found in the raw text.

@@ -6,48 +6,22 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{grounding_dir, raw_of_stdout_capture, read};
+use common::{grounding_dir, manual_capture, manual_dir, raw_of_stdout_capture, read, read_page};
 use deepread_core::export::{
     write_html, write_json, write_markdown, DocumentExport, PageExport, PageStatus, FIGURE_DPI,
 };
-use deepread_core::markdown::{markdown_from_raw, MarkdownOptions};
-use deepread_core::{Block, PageStats, Parser};
+use deepread_core::{Block, PageStats};
 use deepread_pdf::Document;
 use serde_json::Value;
 
 const SPLIT: &str = "\n\n<--- Page Split --->\n";
 
-fn manual_dir() -> PathBuf {
-    grounding_dir().join("with_source/xiongpu1_agent/vastera_manual")
-}
-
 fn open_manual() -> Document {
     let path = manual_dir().join("source.pdf");
     assert!(path.is_file(), "missing fixture {}", path.display());
     Document::open(&path, None).unwrap()
-}
-
-/// The raw model output captured for the manual's page `number` (1-based, as the files are named).
-fn manual_capture(number: usize) -> String {
-    raw_of_stdout_capture(&read(
-        &manual_dir().join(format!("page{number:03}.stdout.md")),
-    ))
-}
-
-/// A page as the reading pipeline reports it: parsed blocks and the page's final Markdown.
-fn read_page(index: usize, raw: &str) -> PageExport {
-    let mut parser = Parser::new();
-    parser.push(raw);
-    parser.finish();
-    PageExport {
-        index,
-        status: PageStatus::Read,
-        blocks: parser.blocks().to_vec(),
-        markdown: markdown_from_raw(raw, &MarkdownOptions::for_page(index)),
-        stats: None,
-    }
 }
 
 fn image_blocks(page: &PageExport) -> Vec<&Block> {

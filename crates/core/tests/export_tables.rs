@@ -15,10 +15,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use calamine::{open_workbook, Data, Dimensions, Reader, Xlsx};
-use common::{grounding_dir, raw_of_stdout_capture, read};
+use common::{grounding_dir, manual_dir, raw_of_stdout_capture, read, read_page};
 use deepread_core::export::{write_csv, write_xlsx, DocumentExport, PageExport, PageStatus};
-use deepread_core::markdown::{markdown_from_raw, MarkdownOptions};
-use deepread_core::Parser;
 use deepread_pdf::Document;
 
 /// A recorded page with tables: its source document and the model's raw output for it.
@@ -58,24 +56,6 @@ fn joint_distributions_page() -> Recording {
 /// A true/false grid of sentences and ○/● marks.
 fn true_false_page() -> Recording {
     exercise("Uebungsblatt-CDS-Mathe1_Ana10_Loesungen_p001")
-}
-
-fn vastera_dir() -> PathBuf {
-    grounding_dir().join("with_source/xiongpu1_agent/vastera_manual")
-}
-
-/// A page as the reading pipeline reports it: parsed blocks and the page's final Markdown.
-fn read_page(index: usize, raw: &str) -> PageExport {
-    let mut parser = Parser::new();
-    parser.push(raw);
-    parser.finish();
-    PageExport {
-        index,
-        status: PageStatus::Read,
-        blocks: parser.blocks().to_vec(),
-        markdown: markdown_from_raw(raw, &MarkdownOptions::for_page(index)),
-        stats: None,
-    }
 }
 
 fn open(pdf: &Path) -> Document {
@@ -438,7 +418,7 @@ fn broken_markup_is_read_as_a_browser_reads_it() {
 fn tables_are_named_by_their_page_in_the_document() {
     // Read as the third page of a document: the files and sheets say page 3.
     let recording = distributions_page();
-    let document = open(&vastera_dir().join("source.pdf"));
+    let document = open(&manual_dir().join("source.pdf"));
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
         document: &document,
@@ -457,10 +437,10 @@ fn tables_are_named_by_their_page_in_the_document() {
 
 #[test]
 fn a_document_without_tables_writes_no_files() {
-    let document = open(&vastera_dir().join("source.pdf"));
+    let document = open(&manual_dir().join("source.pdf"));
     let pages: Vec<PageExport> = (1..=document.page_count())
         .map(|number| {
-            let capture = read(&vastera_dir().join(format!("page{number:03}.stdout.md")));
+            let capture = read(&manual_dir().join(format!("page{number:03}.stdout.md")));
             let raw = raw_of_stdout_capture(&capture);
             assert!(!raw.contains("<table"), "page {number} has a table");
             read_page(number - 1, &raw)
@@ -512,7 +492,7 @@ fn numbers_as_written_come_back_as_numbers_with_their_format() {
     let markdown = "| Item | Amount | Share | Code |\n|---|---:|---:|---|\n\
                     | Pump | 1,234.5 | 12.5% | 007 |\n\
                     | Refund | (42) | -3% | $5 |\n";
-    let document = open(&vastera_dir().join("source.pdf"));
+    let document = open(&manual_dir().join("source.pdf"));
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
         document: &document,

@@ -178,3 +178,33 @@ pub fn char_chunks(text: &str) -> Vec<&str> {
         .map(|(i, c)| &text[i..i + c.len_utf8()])
         .collect()
 }
+
+/// xiongpu1_agent's Vastera manual: its source PDF and a recorded reading of each of its 25 pages.
+pub fn manual_dir() -> PathBuf {
+    grounding_dir().join("with_source/xiongpu1_agent/vastera_manual")
+}
+
+/// The raw model output recorded for the manual's page `number` (1-based, as the files are named).
+pub fn manual_capture(number: usize) -> String {
+    raw_of_stdout_capture(&read(
+        &manual_dir().join(format!("page{number:03}.stdout.md")),
+    ))
+}
+
+/// A page as the reading pipeline reports it from the raw output `raw`: parsed blocks and the
+/// page's final Markdown.
+pub fn read_page(index: usize, raw: &str) -> deepread_core::export::PageExport {
+    let mut parser = deepread_core::Parser::new();
+    parser.push(raw);
+    parser.finish();
+    deepread_core::export::PageExport {
+        index,
+        status: deepread_core::export::PageStatus::Read,
+        blocks: parser.blocks().to_vec(),
+        markdown: deepread_core::markdown::markdown_from_raw(
+            raw,
+            &deepread_core::markdown::MarkdownOptions::for_page(index),
+        ),
+        stats: None,
+    }
+}
