@@ -330,14 +330,18 @@ impl Walker<'_> {
     /// An HTML block: its tables as Word tables, the text around them as paragraphs (centred if
     /// the block is a `<center>`).
     fn html_block(&mut self, html: &str) {
-        let lower = html.to_ascii_lowercase();
-        let (Some(first), Some(last)) = (lower.find("<table"), lower.rfind("</table>")) else {
-            self.html_paragraphs(html, lower.contains("<center"));
+        let pieces = table_pieces(html);
+        if pieces.len() == 1 {
+            let centred = html.to_ascii_lowercase().contains("<center");
+            self.html_paragraphs(html, centred);
             return;
-        };
-        self.html_paragraphs(&html[..first], false);
-        self.tables(html);
-        self.html_paragraphs(&html[last + "</table>".len()..], false);
+        }
+        for (piece, is_table) in pieces {
+            match is_table {
+                true => self.tables(piece),
+                false => self.html_paragraphs(piece, false),
+            }
+        }
     }
 
     /// The tables of a piece of the page's Markdown (an HTML block, a pipe table), read by the
@@ -373,6 +377,51 @@ impl Walker<'_> {
                 paragraph = paragraph.align(AlignmentType::Center);
             }
             self.parts.push(Part::Paragraph(Box::new(paragraph)));
+        }
+    }
+}
+
+/// `html` cut into its outermost tables (true) and the text between them (false), in order, so that
+/// no text between two tables is lost. A table left open runs to the end.
+fn table_pieces(html: &str) -> Vec<(&str, bool)> {
+    // ASCII lowercasing keeps every byte offset, so positions in `lower` are positions in `html`.
+    let lower = html.to_ascii_lowercase();
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while let Some(start) = lower[at..].find("<table").map(|i| at + i) {
+        let end = table_end(&lower, start);
+        pieces.push((&html[at..start], false));
+        pieces.push((&html[start..end], true));
+        at = end;
+    }
+    pieces.push((&html[at..], false));
+    pieces.retain(|(piece, is_table)| *is_table || !piece.trim().is_empty());
+    if pieces.is_empty() {
+        pieces.push((html, false));
+    }
+    pieces
+}
+
+/// Where the table opened at `start` of `lower` ends: after its own `</table>`, nested tables counted.
+fn table_end(lower: &str, start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut at = start;
+    loop {
+        let open = lower[at..].find("<table").map(|i| at + i);
+        let close = lower[at..].find("</table>").map(|i| at + i);
+        match (open, close) {
+            (Some(o), Some(c)) if o < c => {
+                depth += 1;
+                at = o + "<table".len();
+            }
+            (_, Some(c)) => {
+                depth = depth.saturating_sub(1);
+                at = c + "</table>".len();
+                if depth == 0 {
+                    return at;
+                }
+            }
+            (_, None) => return lower.len(),
         }
     }
 }

@@ -307,6 +307,22 @@ mod tests {
     }
 
     #[test]
+    fn text_between_two_tables_of_one_html_block_is_kept_in_its_place() {
+        let xml = document_xml(
+            "<table><tr><td>a</td></tr></table>\nBetween them.\n\
+             <table><tr><td>b<table><tr><td>inner</td></tr></table></td></tr></table>\nAfter.",
+        );
+        let texts: Vec<String> = elements(&xml, &["t"]).into_iter().map(|t| t.1).collect();
+        assert_eq!(texts, ["a", "Between them.", "b inner", "After."]);
+        let document = roxmltree::Document::parse(&xml).unwrap();
+        let tables = document
+            .descendants()
+            .filter(|n| n.tag_name().name() == "tbl")
+            .count();
+        assert_eq!(tables, 2, "the inner table is part of its cell");
+    }
+
+    #[test]
     fn pipe_tables_of_the_text_layer_are_word_tables() {
         let xml = document_xml("Before.\n\n| Item | Price |\n|---|---:|\n| Pump | 12 |\n\nAfter.");
         let document = roxmltree::Document::parse(&xml).unwrap();
