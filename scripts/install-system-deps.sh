@@ -5,8 +5,9 @@
 # files onto the window from another X client, and a D-Bus session bus with GNOME Keyring: the system keyring
 # the remote engine's API key is kept in), and fonts for every script the model writes (the
 # webview falls back on them: without Noto CJK a Chinese page's Markdown is drawn as empty boxes), and
-# epubcheck (with the Java runtime it needs), which the EPUB export's tests validate books with. Only
-# missing packages are installed.
+# epubcheck (with the Java runtime it needs), which the EPUB export's tests validate books with, LibreOffice's
+# headless Writer and Calc, which print the Word and Excel exports in their tests, and unzip, with which the
+# desktop tests read the Word and EPUB files the app exports. Only missing packages are installed.
 set -euo pipefail
 PACKAGES=(
   build-essential pkg-config curl file
@@ -15,7 +16,7 @@ PACKAGES=(
   xvfb xauth webkit2gtk-driver x11-utils imagemagick
   xdotool python3-gi gir1.2-gtk-3.0 dbus-daemon gnome-keyring
   fonts-dejavu-core fonts-noto-core fonts-noto-cjk
-  epubcheck
+  epubcheck libreoffice-writer-nogui libreoffice-calc-nogui unzip
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
