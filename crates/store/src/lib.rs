@@ -1,9 +1,10 @@
-//! DeepRead's cache: one SQLite file that remembers the documents a user opened and every page a
-//! recognizer finished, so a document read once opens instantly.
+//! DeepRead's cache: one SQLite file that remembers the documents a user opened, every page a recognizer
+//! finished, so a document read once opens instantly, and the corrections a person made to its blocks.
 //!
 //! The store knows nothing of the other DeepRead crates: it keeps records it defines itself, with blocks
 //! and stats as JSON values.
 
+mod corrections;
 mod documents;
 mod error;
 mod health;
@@ -13,6 +14,7 @@ mod records;
 mod schema;
 mod set_aside;
 
+pub use corrections::Correction;
 pub use error::StoreError;
 pub use open::default_path;
 pub use records::{now_ms, DocumentRecord, PageResult, PageStatus};
