@@ -1,6 +1,7 @@
 //! DeepRead's reading pipeline: the events a reading reports, the incremental grounding parser, a
 //! page's final Markdown, the loop sentinel, and the text-layer reader.
 
+pub mod corrections;
 pub mod events;
 pub mod export;
 pub mod grounding;

@@ -79,12 +79,22 @@ pub fn page_markdown(parser: &Parser, options: &MarkdownOptions) -> String {
             SegmentKind::Tag(_) | SegmentKind::Label | SegmentKind::Boxes => {}
         }
     }
-    let out = out.replace("\\coloneqq", ":=").replace("\\eqqcolon", "=:");
+    let out = replace_colon_equals(&out);
     if options.collapse_blank_lines {
         collapse_blank_lines(&out)
     } else {
         out
     }
+}
+
+fn replace_colon_equals(text: &str) -> String {
+    text.replace("\\coloneqq", ":=").replace("\\eqqcolon", "=:")
+}
+
+/// A block's content as [`page_markdown`] writes it into the page (with blank lines collapsed): how the
+/// block is found in its page's Markdown.
+pub(crate) fn as_in_page(block_markdown: &str) -> String {
+    collapse_blank_lines(&replace_colon_equals(block_markdown))
 }
 
 /// The final Markdown of a complete raw output.

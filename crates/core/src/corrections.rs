@@ -1,0 +1,249 @@
+//! A person's corrections laid over a reading: a corrected block shows the person's Markdown, in the block
+//! list and in the page's Markdown every export writes, as long as the reading still has the text they
+//! corrected. Where a later reading wrote something else there, the correction is not applied but reported,
+//! with the new text, for the person to keep or drop.
+
+use std::ops::Range;
+
+use crate::events::{Block, BoxNorm};
+use crate::export::PageExport;
+use crate::markdown::as_in_page;
+
+/// One block as a person corrected it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Correction {
+    /// 0-based page index.
+    pub page: usize,
+    /// The block's place on its page when it was corrected.
+    pub block_id: u32,
+    pub boxes: Vec<BoxNorm>,
+    /// The block's Markdown as the reading had it then.
+    pub original: String,
+    /// The person's Markdown.
+    pub markdown: String,
+}
+
+/// What became of one correction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Laid {
+    /// Shown in place of block `block` of the reading.
+    Applied { block: u32 },
+    /// The reading has other text where the corrected block was: `block` is the block now there (the one its
+    /// boxes overlap most), if any.
+    Differs { block: Option<u32>, now: String },
+}
+
+/// Lays the corrections of `page` over it (those of other pages are left out), and says what became of each,
+/// in order.
+pub fn correct_page(page: &mut PageExport, corrections: &[Correction]) -> Vec<Laid> {
+    let spans = block_spans(&page.markdown, &page.blocks);
+    let mut splices: Vec<(Range<usize>, String)> = Vec::new();
+    let mut laid = Vec::new();
+    for correction in corrections.iter().filter(|c| c.page == page.index) {
+        match corrected_block(&page.blocks, correction) {
+            Some(index) => {
+                if let Some(span) = spans[index].clone() {
+                    splices.push((span, as_in_page(correction.markdown.trim())));
+                }
+                page.blocks[index].markdown = correction.markdown.clone();
+                laid.push(Laid::Applied {
+                    block: page.blocks[index].id,
+                });
+            }
+            None => {
+                let now = most_overlapping(&page.blocks, &correction.boxes);
+                laid.push(Laid::Differs {
+                    block: now.map(|b| b.id),
+                    now: now.map(|b| b.markdown.clone()).unwrap_or_default(),
+                });
+            }
+        }
+    }
+    // From the end, so that earlier spans stay where they are.
+    splices.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    for (span, text) in splices {
+        page.markdown.replace_range(span, &text);
+    }
+    laid
+}
+
+/// The block the correction was made to: the one at its place if it still has the corrected text, else the
+/// one with that text whose boxes overlap the corrected block's most (and at all).
+fn corrected_block(blocks: &[Block], correction: &Correction) -> Option<usize> {
+    let same_text = |block: &Block| block.markdown.trim() == correction.original.trim();
+    if let Some(at) = blocks
+        .iter()
+        .position(|b| b.id == correction.block_id && same_text(b))
+    {
+        return Some(at);
+    }
+    // Renumbered by a change elsewhere on the page: the same text where the corrected block was (the same
+    // words elsewhere on the page are another block).
+    blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| same_text(b))
+        .map(|(at, b)| (at, overlap(&b.boxes, &correction.boxes)))
+        .filter(|(_, area)| *area > 0)
+        .max_by_key(|(_, area)| *area)
+        .map(|(at, _)| at)
+}
+
+fn most_overlapping<'b>(blocks: &'b [Block], boxes: &[BoxNorm]) -> Option<&'b Block> {
+    blocks
+        .iter()
+        .map(|b| (b, overlap(&b.boxes, boxes)))
+        .filter(|(_, area)| *area > 0)
+        .max_by_key(|(_, area)| *area)
+        .map(|(b, _)| b)
+}
+
+/// The area two lists of boxes share, in normalised units squared.
+fn overlap(a: &[BoxNorm], b: &[BoxNorm]) -> u32 {
+    a.iter()
+        .flat_map(|p| b.iter().map(move |q| (p, q)))
+        .map(|(p, q)| {
+            let w = p.x2.min(q.x2).saturating_sub(p.x1.max(q.x1));
+            let h = p.y2.min(q.y2).saturating_sub(p.y1.max(q.y1));
+            u32::from(w) * u32::from(h)
+        })
+        .sum()
+}
+
+/// Where each block's text is in the page's Markdown, found in block order (a block whose text is not found
+/// whole, or is empty, has none).
+fn block_spans(page_markdown: &str, blocks: &[Block]) -> Vec<Option<Range<usize>>> {
+    let mut from = 0;
+    blocks
+        .iter()
+        .map(|block| {
+            let text = as_in_page(block.markdown.trim());
+            if text.is_empty() {
+                return None;
+            }
+            let start = from + page_markdown[from..].find(&text)?;
+            from = start + text.len();
+            Some(start..from)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::PageStatus;
+    use crate::markdown::{markdown_from_raw, MarkdownOptions};
+    use crate::Parser;
+
+    const RAW: &str = "<|ref|>title<|/ref|><|det|>[[80, 40, 920, 90]]<|/det|>\n# Pump manual\n\n\
+        <|ref|>text<|/ref|><|det|>[[80, 100, 920, 200]]<|/det|>\nThe pump delivers 12 l/mim.\n\n\
+        <|ref|>image<|/ref|><|det|>[[80, 220, 500, 600]]<|/det|>\n\n\
+        <|ref|>text<|/ref|><|det|>[[80, 620, 920, 700]]<|/det|>\nThe pump delivers 12 l/mim.\n";
+
+    fn page(raw: &str) -> PageExport {
+        let mut parser = Parser::new();
+        parser.push(raw);
+        parser.finish();
+        PageExport {
+            index: 2,
+            status: PageStatus::Read,
+            blocks: parser.blocks().to_vec(),
+            markdown: markdown_from_raw(raw, &MarkdownOptions::for_page(2)),
+            stats: None,
+        }
+    }
+
+    fn fix(block_id: u32, boxes: [u16; 4], original: &str, markdown: &str) -> Correction {
+        Correction {
+            page: 2,
+            block_id,
+            boxes: vec![BoxNorm {
+                x1: boxes[0],
+                y1: boxes[1],
+                x2: boxes[2],
+                y2: boxes[3],
+            }],
+            original: original.into(),
+            markdown: markdown.into(),
+        }
+    }
+
+    #[test]
+    fn a_corrected_block_shows_in_the_blocks_and_in_the_page_markdown_where_it_was() {
+        let mut page = page(RAW);
+        let before = page.markdown.clone();
+        let laid = correct_page(
+            &mut page,
+            &[fix(
+                3,
+                [80, 620, 920, 700],
+                "The pump delivers 12 l/mim.",
+                "The pump delivers 12 l/min.",
+            )],
+        );
+        assert_eq!(laid, vec![Laid::Applied { block: 3 }]);
+        assert_eq!(page.blocks[3].markdown, "The pump delivers 12 l/min.");
+        assert_eq!(
+            page.blocks[1].markdown.trim(),
+            "The pump delivers 12 l/mim."
+        );
+        // Only the last of the two equal paragraphs changes; the figure link and the rest stay.
+        let first = before.find("l/mim.").unwrap();
+        let last = before.rfind("l/mim.").unwrap();
+        let mut want = before.clone();
+        want.replace_range(last..last + "l/mim.".len(), "l/min.");
+        assert!(first < last);
+        assert_eq!(page.markdown, want);
+        assert!(page.markdown.contains("![](images/2_0.png)"));
+    }
+
+    #[test]
+    fn a_reading_that_moved_the_text_keeps_the_correction_and_one_that_changed_it_reports_it() {
+        // Read again: a new block came first, so the corrected paragraph is block 2 now.
+        let moved = RAW.replacen(
+            "<|ref|>title",
+            "<|ref|>text<|/ref|><|det|>[[80, 5, 920, 30]]<|/det|>\nDraft\n\n<|ref|>title",
+            1,
+        );
+        let correction = fix(
+            1,
+            [80, 100, 920, 200],
+            "The pump delivers 12 l/mim.",
+            "12 l/min.",
+        );
+        let mut page_moved = page(&moved);
+        assert_eq!(
+            correct_page(&mut page_moved, std::slice::from_ref(&correction)),
+            vec![Laid::Applied { block: 2 }],
+            "the block with that text whose box is where the corrected one was"
+        );
+        assert!(
+            page_moved.markdown.contains("12 l/min.") && page_moved.markdown.contains("l/mim.")
+        );
+
+        let changed = RAW.replacen("12 l/mim.", "12 litres a minute.", 1);
+        let mut page_changed = page(&changed);
+        let before = page_changed.clone();
+        assert_eq!(
+            correct_page(&mut page_changed, &[correction]),
+            vec![Laid::Differs {
+                block: Some(1),
+                now: "The pump delivers 12 litres a minute.".into()
+            }]
+        );
+        assert_eq!(
+            page_changed, before,
+            "nothing is laid over a different reading"
+        );
+    }
+
+    #[test]
+    fn corrections_of_other_pages_are_left_out() {
+        let mut page = page(RAW);
+        let before = page.clone();
+        let mut other = fix(0, [80, 40, 920, 90], "# Pump manual", "# Pump");
+        other.page = 5;
+        assert!(correct_page(&mut page, &[other]).is_empty());
+        assert_eq!(page, before);
+    }
+}
