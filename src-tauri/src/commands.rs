@@ -2,13 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use deepread_core::export::write_document;
 use deepread_core::PageEvent;
 use deepread_pdf::{PageSize, PdfError};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
-use tauri_plugin_dialog::DialogExt;
 
 use crate::engine_settings::{self, ConnectionReport, EngineSettings, SettingsView};
 use crate::library::Library;
@@ -224,73 +222,6 @@ pub fn render_markdown(markdown: String) -> String {
 #[tauri::command]
 pub fn notices(readings: State<'_, Readings>) -> Vec<String> {
     readings.notices().to_vec()
-}
-
-/// What an export wrote, for the status bar.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Exported {
-    folder: String,
-    files: usize,
-    figures: usize,
-    pages_read: usize,
-}
-
-/// Writes the pages of document `id` read so far (Markdown, its figures, the JSON sidecar) to a
-/// folder the person chooses; `None` when they cancel the dialog. `DEEPREAD_EXPORT_DIR` names the
-/// folder instead of asking: scripted use, and the desktop tests, which cannot drive a native dialog.
-#[tauri::command]
-pub async fn export_document(
-    id: String,
-    app: AppHandle,
-    library: State<'_, Library>,
-    readings: State<'_, Readings>,
-) -> Result<Option<Exported>, String> {
-    let document = library
-        .document(&id)
-        .ok_or_else(|| "this document is not open".to_owned())?;
-    let pages = readings.finished(&id);
-    if pages.is_empty() {
-        return Err("Nothing has been read yet: export once a page is read.".to_owned());
-    }
-    // The dialog waits for the person and the export renders pages: neither may hold up the window.
-    tauri::async_runtime::spawn_blocking(move || {
-        let Some(folder) = export_folder(&app) else {
-            return Ok(None);
-        };
-        let stem = document
-            .path()
-            .map_or_else(|| "document".to_owned(), file_stem);
-        let title = document.title().unwrap_or_else(|| stem.clone());
-        let summary = write_document(&pages.export(&document, title), &folder, &stem)
-            .map_err(|e| format!("Export failed: {e}"))?;
-        Ok(Some(Exported {
-            folder: folder.display().to_string(),
-            files: summary.files.len(),
-            figures: summary.figures,
-            pages_read: pages.len(),
-        }))
-    })
-    .await
-    .map_err(|e| format!("Export failed: {e}"))?
-}
-
-fn export_folder(app: &AppHandle) -> Option<PathBuf> {
-    if let Some(folder) = std::env::var_os("DEEPREAD_EXPORT_DIR") {
-        return Some(PathBuf::from(folder));
-    }
-    app.dialog()
-        .file()
-        .set_title("Export to a folder")
-        .blocking_pick_folder()?
-        .into_path()
-        .ok()
-}
-
-fn file_stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "document".to_owned())
 }
 
 fn file_name(path: &Path) -> String {

@@ -8,6 +8,7 @@ mod coalesce;
 mod commands;
 mod dropped;
 mod engine_settings;
+mod export_command;
 mod library;
 mod model_download;
 mod page_protocol;
@@ -35,6 +36,7 @@ fn main() -> anyhow::Result<()> {
         .manage(Library::new(launch_paths))
         .manage(Readings::new())
         .manage(model_download::ModelDownload::default())
+        .manage(export_command::ChosenFolders::default())
         .register_asynchronous_uri_scheme_protocol(page_protocol::SCHEME, page_protocol::serve)
         .invoke_handler(tauri::generate_handler![
             commands::launch_paths,
@@ -46,7 +48,7 @@ fn main() -> anyhow::Result<()> {
             commands::stop_reading,
             commands::render_markdown,
             commands::notices,
-            commands::export_document,
+            export_command::export_document,
             commands::download_model,
             commands::cancel_model_download,
             commands::engine_settings,

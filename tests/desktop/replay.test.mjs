@@ -2,7 +2,8 @@
 // event path; and hostile model output, which must stay text.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -22,6 +23,49 @@ function capturedBlocks(capture) {
 
 // The page's status as its Markdown section wears it: its thumbnail exists only while in view.
 const pageDone = (page) => `return document.querySelector('#markdown-pane [data-page="${page}"]')?.dataset.status === "done";`;
+
+/** One entry of a zip file (a .docx, an .epub), as Debian's unzip reads it: an independent reader. */
+function zipEntry(file, entry) {
+  const out = spawnSync("unzip", ["-p", file, entry], { encoding: "utf8" });
+  assert.equal(out.status, 0, `unzip could not read ${entry} from ${file}: ${out.stderr}`);
+  return out.stdout;
+}
+
+const FORMATS = ["md", "json", "html", "docx", "epub", "xlsx", "csv"];
+const dialogOpen = `return document.getElementById("export-dialog").open;`;
+
+/** Ctrl+E, and the Export dialog is up. */
+async function openExportDialog() {
+  await app.pressCtrl("e");
+  await app.waitFor("the Export dialog to open", dialogOpen);
+}
+
+const checkedFormats = () =>
+  app.run(`return ${JSON.stringify(FORMATS)}.filter((f) => document.getElementById("export-format-" + f).checked);`);
+
+/** Clicks the format checkboxes, as a person does, until exactly `wanted` are checked. */
+async function checkFormats(wanted) {
+  const checked = await checkedFormats();
+  for (const format of FORMATS) {
+    if (checked.includes(format) !== wanted.includes(format)) await app.clickOn(`#export-format-${format}`);
+  }
+  assert.deepEqual(await checkedFormats(), wanted, "the checkboxes follow the clicks");
+}
+
+/** Confirms the dialog and waits for the export to be written, which closes it. */
+async function confirmExport() {
+  await app.clickOn("#export-confirm");
+  await app.waitFor("the export to be written", `return !document.getElementById("export-dialog").open;`, 60_000);
+}
+
+/** The question about files already there, once the dialog asks it. */
+const replaceQuestion = () =>
+  app.waitFor(
+    "the dialog to ask about the files already there",
+    `const q = document.getElementById("export-existing");
+     return q && !q.hidden && !document.getElementById("export-replace").hidden ? q.textContent : null;`,
+    60_000,
+  );
 
 // One window for the file: the reading streams, then the same reading is exported.
 let driver;
@@ -57,13 +101,11 @@ test("the manual's recorded output streams in: every box of the capture is on th
 
 test("Ctrl+E exports the pages read so far: Markdown as the reference wrote it, figures that decode, a JSON sidecar", async () => {
   await app.waitFor("page 3 to be read", pageDone(2));
-  await app.pressCtrl("e");
+  await openExportDialog();
+  assert.deepEqual(await checkedFormats(), ["md", "json"], "the dialog starts on what the Export button always wrote");
+  await confirmExport();
   const json = path.join(exportDir, "source.json");
-  // The sidecar is written last, and atomically: once it is there, the export is complete.
-  for (let waited = 0; !existsSync(json); waited += 200) {
-    assert.ok(waited < 60_000, "the export did not finish within a minute");
-    await sleep(200);
-  }
+  assert.ok(existsSync(json), "the sidecar is written once the dialog closes");
 
   // The Markdown: one section per page of the PDF, the pages read as the reference's own .mmd files.
   const pages = popplerPageCount(source);
@@ -153,4 +195,67 @@ test("an image block shows the part of the page its box covers: page 3's four ph
     `return [...document.querySelectorAll('#markdown-pane [data-page="2"] .page-figure')].map((f) => f.closest("[data-label]").dataset.label);`,
   );
   assert.deepEqual(labels, images.map(() => "image"));
+});
+
+test("the Export dialog writes Word and EPUB too, and asks before replacing them", async () => {
+  await app.waitFor("page 3 to be read", pageDone(2));
+  await openExportDialog();
+  // Markdown and JSON are there from the export before: this one writes other files only.
+  await checkFormats(["docx", "epub", "xlsx"]);
+  assert.ok(await app.run(`return !document.getElementById("export-epub-chapters").closest("[hidden]");`), "EPUB's chapters are offered");
+  await app.run(`const select = document.getElementById("export-epub-chapters");
+    select.value = [...select.options].find((o) => o.textContent.includes("heading 1–2")).value;
+    select.dispatchEvent(new Event("change", { bubbles: true }));`);
+  // A WebDriver screenshot hangs while a modal dialog is open; the X server's own does not. It is taken
+  // once the webview has drawn the menu's new value.
+  await sleep(500);
+  const shot = spawnSync("import", ["-display", driver.display, "-window", "root", path.join(repoRoot, "docs/screenshots/export-dialog.png")]);
+  assert.equal(shot.status, 0, `import: ${shot.stderr}`);
+  await confirmExport();
+
+  // Word: page 1's heading, as the recorded output wrote it, is in the document's text.
+  const captures = [1, 2, 3].map((page) => capturedOutput(path.join(manual, `page${String(page).padStart(3, "0")}.stdout.md`)));
+  const heading = /^# (.+)$/m.exec(captures[0])[1].trim();
+  const docx = path.join(exportDir, "source.docx");
+  assert.ok(zipEntry(docx, "word/document.xml").includes(heading), `the Word document has "${heading}"`);
+
+  // EPUB: a book by its first entry, cut at each heading of level 1 or 2 of the pages read.
+  const epub = path.join(exportDir, "source.epub");
+  assert.equal(zipEntry(epub, "mimetype"), "application/epub+zip");
+  const opf = /full-path="([^"]+)"/.exec(zipEntry(epub, "META-INF/container.xml"))[1];
+  const spine = zipEntry(epub, opf).match(/<itemref\b/g) ?? [];
+  const headings = captures.join("\n").match(/^#{1,2} /gm).length;
+  assert.ok(spine.length >= headings, `${spine.length} chapters for the ${headings} headings of pages 1-3`);
+
+  // The recorded manual has no table: no workbook (an empty one is of no use), and the status bar says why.
+  assert.ok(captures.every((c) => !c.includes("<table")), "the manual's pages 1-3 have no table");
+  assert.ok(!existsSync(path.join(exportDir, "source.xlsx")));
+  const status = await app.run(`return document.getElementById("status-message").textContent;`);
+  assert.match(status, /no tables were read, so there is no Excel workbook/i);
+
+  // Again: the dialog names the files already there; Cancel leaves them as they are.
+  const written = ["source.docx", "source.epub"].map((name) => path.join(exportDir, name));
+  const mtimes = () => written.map((file) => statSync(file).mtimeMs);
+  const before = mtimes();
+  await openExportDialog();
+  assert.deepEqual(await checkedFormats(), ["docx", "epub", "xlsx"], "the dialog remembers the last choice");
+  await app.clickOn("#export-confirm");
+  const question = await replaceQuestion();
+  assert.match(question, /^2 files already there/);
+  for (const file of written) assert.ok(question.includes(path.basename(file)), question);
+  assert.ok(!question.includes("source.md"), `the Markdown was not chosen: ${question}`);
+  await app.clickOn("#export-cancel");
+  await app.waitFor("the dialog to close", `return !document.getElementById("export-dialog").open;`);
+  await sleep(500);
+  assert.deepEqual(mtimes(), before, "Cancel writes nothing");
+
+  // Replace writes them again, into the folder of the question.
+  await openExportDialog();
+  await app.clickOn("#export-confirm");
+  await replaceQuestion();
+  await app.clickOn("#export-replace");
+  await app.waitFor("the export to be written", `return !document.getElementById("export-dialog").open;`, 60_000);
+  const after = mtimes();
+  for (const [i, file] of written.entries()) assert.ok(after[i] > before[i], `${path.basename(file)} was written again`);
+  assert.equal(zipEntry(epub, "mimetype"), "application/epub+zip");
 });

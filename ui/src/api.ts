@@ -1,6 +1,7 @@
 // The Rust side's commands and the page image protocol, typed.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { BoxNorm, ReadingEvent } from "./events";
+import type { ExportChoice, ExportFormat } from "./export/export-choice";
 import type { ReadingChoice } from "./reading/modes";
 import type { RecentDocument } from "./recent";
 import type { DownloadEvent } from "./model/download";
@@ -100,16 +101,40 @@ export function notices(): Promise<string[]> {
   return invoke<string[]>("notices");
 }
 
+/** `Exported` of src-tauri/src/export_command.rs: what an export wrote, for the status bar. */
 export interface Exported {
   folder: string;
   files: number;
   figures: number;
   pagesRead: number;
+  /** The formats chosen that had nothing to write: the workbook and the CSV of a reading without tables. */
+  unwritten: ExportFormat[];
 }
 
-/** Writes the pages read so far to a folder the person picks; null when they cancel. */
-export function exportDocument(id: string): Promise<Exported | null> {
-  return invoke<Exported | null>("export_document", { id });
+/** Outputs of the export found in the folder; nothing was written. `files` are relative to `folder`,
+ * folders ending in "/". */
+export interface AlreadyThere {
+  folder: string;
+  files: string[];
+}
+
+/** `ExportOutcome` of src-tauri/src/export_command.rs. */
+export type ExportOutcome =
+  | { outcome: "cancelled" }
+  | ({ outcome: "alreadyThere" } & AlreadyThere)
+  | ({ outcome: "written" } & Exported);
+
+/** Writes the pages read so far in the formats chosen, to a folder the person picks. Outputs already
+ * there are replaced only in `replaceIn`, the folder of an earlier answer, which is not asked for again.
+ * Rejects with the reason nothing was written. */
+export function exportDocument(id: string, choice: ExportChoice, replaceIn?: string): Promise<ExportOutcome> {
+  const request = {
+    formats: choice.formats,
+    epubChapters: choice.epubChapters,
+    overwrite: replaceIn !== undefined,
+    folder: replaceIn ?? null,
+  };
+  return invoke<ExportOutcome>("export_document", { id, request });
 }
 
 /** Documents read before, newest first, from the cache. */

@@ -14,6 +14,8 @@ import {
   testConnection,
   type DocumentInfo,
 } from "./api";
+import { describeExported } from "./export/export-choice";
+import { ExportDialog } from "./export/export-dialog";
 import { PaneControls } from "./layout/pane-controls";
 import { LibraryPane } from "./library-pane";
 import { ModelDownloadPanel } from "./model/download-panel";
@@ -269,26 +271,16 @@ async function chooseFiles(): Promise<void> {
   if (chosen) await openPaths(Array.isArray(chosen) ? chosen : [chosen]);
 }
 
-async function exportRead(): Promise<void> {
+const exportDialog = new ExportDialog(element<HTMLDialogElement>("export-dialog"), { exportDocument });
+
+/** Opens the Export dialog on the open document; the status bar says what the export wrote. */
+function exportRead(): void {
   if (!session) return;
   const total = session.doc.pages.length;
-  exportButton.disabled = true;
-  try {
-    const exported = await exportDocument(session.doc.id);
-    if (exported) {
-      say(
-        `Exported ${exported.pagesRead} of ${total} pages to ${exported.folder} ` +
-        `(${exported.files} files, ${exported.figures} figures)`,
-      );
-    }
-  } catch (error) {
-    say(String(error));
-  } finally {
-    exportButton.disabled = false;
-  }
+  exportDialog.open(session.doc.id, (exported) => say(describeExported(exported, total)));
 }
 
-exportButton.addEventListener("click", () => void exportRead());
+exportButton.addEventListener("click", exportRead);
 element<HTMLButtonElement>("open-button").addEventListener("click", () => void chooseFiles());
 element<HTMLButtonElement>("read-button").addEventListener("click", readOrStop);
 
@@ -305,7 +297,7 @@ window.addEventListener("keydown", (event) => {
     void chooseFiles();
   } else if (event.ctrlKey && event.key.toLowerCase() === "e") {
     event.preventDefault();
-    void exportRead();
+    exportRead();
   } else if (event.ctrlKey && event.key.toLowerCase() === "f") {
     event.preventDefault();
     searchBar.open();

@@ -2,11 +2,10 @@
 //! a page read again replaces its earlier reading, and pages not finished yet export as unread.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use deepread_pdf::Document;
 
-use super::{write_json, write_markdown, DocumentExport, ExportError, ExportSummary, PageExport};
+use super::{DocumentExport, PageExport};
 use crate::events::PageEvent;
 
 #[derive(Debug, Default, Clone)]
@@ -38,19 +37,6 @@ impl FinishedPages {
             pages: self.pages.values().cloned().collect(),
         }
     }
-}
-
-/// Everything an export button promises: `OUT/<stem>.md` with its figures in `OUT/images/`, and
-/// the JSON sidecar `OUT/<stem>.json`.
-pub fn write_document(
-    export: &DocumentExport<'_>,
-    out_dir: &Path,
-    stem: &str,
-) -> Result<ExportSummary, ExportError> {
-    let mut summary = write_markdown(export, out_dir, stem)?;
-    let json = write_json(export, out_dir, stem)?;
-    summary.files.extend(json.files);
-    Ok(summary)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The files a finished reading produces: a Markdown document with its cropped figures, a JSON
-//! sidecar, and a standalone HTML page. The CLI (`deepread convert`) and the app's Export button
-//! both go through here.
+//! sidecar, a standalone HTML page, a Word document, an EPUB book, and its tables as CSV files and
+//! one Excel workbook ([`ExportChoice`] picks them). The CLI (`deepread convert --to`) and the
+//! app's Export dialog both go through here.
 //!
 //! One document per output folder: figures go to `OUT/images/{page}_{n}.png` (the links
 //! [`crate::markdown::MarkdownOptions::for_page`] writes), so two documents exported into the same
@@ -35,7 +36,7 @@ pub use docx::write_docx;
 pub use epub::{write_epub, EpubChapters};
 pub use error::ExportError;
 pub use figures::{crop_figure, figure_render_size, write_figures, FIGURES_DIR, FIGURE_DPI};
-pub use finished_pages::{write_document, FinishedPages};
+pub use finished_pages::FinishedPages;
 pub use formats::{ExportChoice, ExportFormat};
 pub use html::{markdown_to_safe_html, write_html};
 pub use json::{write_json, JSON_FORMAT, JSON_VERSION};

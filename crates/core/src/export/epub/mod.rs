@@ -19,8 +19,10 @@ use super::figures::{crop_figure, encode_png, page_figures, render_for_figures};
 use super::html::{markdown_to_safe_html, page_note};
 use super::{output_file, pages_in_order, DocumentExport, ExportError, ExportSummary, PageExport};
 
-/// How the book is cut into chapters (content documents, one table-of-contents entry each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the book is cut into chapters (content documents, one table-of-contents entry each). As the app's
+/// Export dialog sends it: `"document"` or `{"heading": N}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EpubChapters {
     /// One chapter, named after the document.
     Document,
