@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
+use deepread_core::corrections::{correct_pages, Laid};
 use deepread_core::export::{
     DocumentExport, EpubChapters, ExportChoice, ExportFormat, PageExport, PageStatus,
 };
@@ -285,11 +286,12 @@ fn convert_document(
     progress.finish();
     report_pages(&name, &pages);
     let outcome = Outcome::of(&pages);
-    let export = DocumentExport {
+    let mut export = DocumentExport {
         document,
         title: document.title().unwrap_or_else(|| file_stem(path)),
         pages: pages.into_values().collect(),
     };
+    apply_corrections(&name, &mut export.pages, cache, document.content_hash());
     choice
         .write(&export, &plan.folder, &plan.stem)
         .map_err(|e| Failure::Output(e.to_string()))?;
@@ -302,6 +304,25 @@ fn convert_document(
         );
     }
     Ok(outcome)
+}
+
+/// The corrections made in the window, laid over the pages written; one the page no longer fits is said.
+fn apply_corrections(name: &str, pages: &mut [PageExport], cache: &Cache, hash: &str) {
+    let corrections = match cache.corrections(hash) {
+        Ok(corrections) => corrections,
+        Err(error) => {
+            eprintln!("{name}: corrections could not be read from the cache ({error}); writing the reading as read");
+            return;
+        }
+    };
+    for (page, laid) in correct_pages(pages, &corrections) {
+        if let Laid::Differs { .. } = laid {
+            eprintln!(
+                "{name}: page {}: a correction was left out: the page reads differently now than when it was corrected",
+                page + 1
+            );
+        }
+    }
 }
 
 /// Says which pages did not read cleanly, and why.

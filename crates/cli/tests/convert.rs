@@ -193,6 +193,96 @@ fn a_folder_is_written_in_every_format_chosen_and_nothing_is_overwritten_unless_
     assert!(replaced.status.success(), "{}", stderr(&replaced));
 }
 
+/// Keeps `correction` in the cache file at `cache`, as the window does when a person edits a block.
+fn correct_in_cache(cache: &Path, correction: deepread_store::Correction) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = deepread_store::Store::open(cache).await.unwrap();
+        store.save_correction(&correction).await.unwrap();
+        store.close().await;
+    });
+}
+
+#[test]
+fn a_correction_kept_in_the_cache_is_in_every_export_and_the_reading_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite3");
+    let out = dir.path().join("out");
+    let pdf = fixture(PAPER);
+    let args = [
+        "convert",
+        pdf.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--engine",
+        "text",
+        "--to",
+        "md,json,docx",
+    ];
+    let first = deepread(&cache, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let sidecar = |out: &Path| -> serde_json::Value {
+        let text = std::fs::read_to_string(out.join("docling__2305.03393v1-pg9.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let read = sidecar(&out);
+    // A paragraph of the page, not its page number.
+    let blocks = read["pages"][0]["blocks"].as_array().unwrap();
+    let at = blocks
+        .iter()
+        .position(|b| b["markdown"].as_str().unwrap().len() > 40)
+        .unwrap();
+    let block = &blocks[at];
+    let original = block["markdown"].as_str().unwrap().to_owned();
+    let hash = read["document"]["sha256"].as_str().unwrap().to_owned();
+    correct_in_cache(
+        &cache,
+        deepread_store::Correction {
+            document_hash: hash,
+            page_index: 0,
+            block_id: block["block_id"].as_u64().unwrap() as u32,
+            boxes: block["boxes"].clone(),
+            original: original.clone(),
+            markdown: "Corrected by a person.".into(),
+            edited_at_ms: 1,
+        },
+    );
+
+    let again = deepread(&cache, &[&args[..], &["--overwrite"]].concat());
+    assert!(again.status.success(), "{}", stderr(&again));
+    let corrected = sidecar(&out);
+    assert_eq!(
+        corrected["pages"][0]["blocks"][at]["markdown"],
+        "Corrected by a person."
+    );
+    let markdown = std::fs::read_to_string(out.join("docling__2305.03393v1-pg9.md")).unwrap();
+    assert!(markdown.contains("Corrected by a person.") && !markdown.contains(original.trim()));
+    let body = zip_entry(
+        &out.join("docling__2305.03393v1-pg9.docx"),
+        "word/document.xml",
+    );
+    assert!(body.contains("Corrected by a person."));
+    // The reading itself is kept beside the correction: dropped, the page exports as it was read, from the cache.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = deepread_store::Store::open(&cache).await.unwrap();
+        let block_id = block["block_id"].as_u64().unwrap() as u32;
+        let hash = read["document"]["sha256"].as_str().unwrap();
+        assert!(store.forget_correction(hash, 0, block_id).await.unwrap());
+        store.close().await;
+    });
+    let undone = deepread(&cache, &[&args[..], &["--overwrite"]].concat());
+    assert!(
+        stderr(&undone).contains("from the cache"),
+        "{}",
+        stderr(&undone)
+    );
+    assert_eq!(
+        sidecar(&out)["pages"][0]["blocks"][at]["markdown"],
+        original.as_str()
+    );
+}
+
 const ENCRYPTED: &str = "pdfs/encrypted/pypdf__crazyones-encrypted-256.pdf";
 
 /// `convert --engine text` of `files` into `out`, with `password_file` and the environment's password.

@@ -67,6 +67,19 @@ pub fn correct_page(page: &mut PageExport, corrections: &[Correction]) -> Vec<La
     laid
 }
 
+/// Lays the corrections over every page of a reading; what became of each, with its page index.
+pub fn correct_pages(pages: &mut [PageExport], corrections: &[Correction]) -> Vec<(usize, Laid)> {
+    pages
+        .iter_mut()
+        .flat_map(|page| {
+            let index = page.index;
+            correct_page(page, corrections)
+                .into_iter()
+                .map(move |laid| (index, laid))
+        })
+        .collect()
+}
+
 /// The block the correction was made to: the one at its place if it still has the corrected text, else the
 /// one with that text whose boxes overlap the corrected block's most (and at all).
 fn corrected_block(blocks: &[Block], correction: &Correction) -> Option<usize> {

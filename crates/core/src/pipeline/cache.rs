@@ -4,7 +4,8 @@
 use deepread_store::{DocumentRecord, PageResult, PageStatus, Store, StoreError};
 use tokio::runtime::Handle;
 
-use crate::events::{Block, PageStats};
+use crate::corrections::Correction;
+use crate::events::{Block, BoxNorm, PageStats};
 use crate::sentinel::LoopReason;
 
 pub struct Cache {
@@ -93,6 +94,22 @@ impl Cache {
             created_at_ms: deepread_store::now_ms(),
         };
         self.runtime.block_on(self.store.save_page(&result))
+    }
+
+    /// The corrections a person made to the document's blocks. A correction whose boxes cannot be read
+    /// still counts: it is found again by its place and text.
+    pub fn corrections(&self, hash: &str) -> Result<Vec<Correction>, StoreError> {
+        let kept = self.runtime.block_on(self.store.corrections(hash))?;
+        Ok(kept
+            .into_iter()
+            .map(|c| Correction {
+                page: c.page_index as usize,
+                block_id: c.block_id,
+                boxes: serde_json::from_value::<Vec<BoxNorm>>(c.boxes).unwrap_or_default(),
+                original: c.original,
+                markdown: c.markdown,
+            })
+            .collect())
     }
 
     /// Forgets a page's reading so the next reading does it again (retry).
