@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use deepread_core::corrections::correct_pages;
 use deepread_core::export::{EpubChapters, ExportChoice, ExportFormat};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager, State};
@@ -135,8 +136,12 @@ pub async fn export_document(
             }
         }
         let title = document.title().unwrap_or_else(|| stem.clone());
+        let mut export = pages.export(&document, title);
+        let readings = app.state::<Readings>();
+        let corrections = readings.corrections(document.content_hash())?;
+        correct_pages(&mut export.pages, &corrections);
         let summary = choice
-            .write(&pages.export(&document, title), &folder, &stem)
+            .write(&export, &folder, &stem)
             .map_err(|e| format!("Export failed: {e}"))?;
         Ok(ExportOutcome::Written(Exported {
             unwritten: unwritten(&choice, &folder, &stem, &summary.files),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use deepread_core::export::FinishedPages;
+use deepread_core::corrections::Correction;
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
     engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode, Recognizer,
@@ -146,6 +147,17 @@ impl Readings {
             running: Mutex::new(HashMap::new()),
             finished: Arc::default(),
         }
+    }
+
+    /// The corrections kept for a document. Blocks the calling thread on the cache: call it off the window's
+    /// thread and outside any async runtime.
+    pub fn corrections(&self, hash: &str) -> Result<Vec<Correction>, String> {
+        let Some(cache) = &self.cache else {
+            return Ok(Vec::new());
+        };
+        cache
+            .corrections(hash)
+            .map_err(|e| format!("The corrections could not be read from the cache: {e}"))
     }
 
     /// The documents opened most recently, newest first, as the cache remembers them.
