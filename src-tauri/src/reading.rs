@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use deepread_core::export::FinishedPages;
 use deepread_core::corrections::Correction;
+use deepread_core::export::FinishedPages;
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
     engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode, Recognizer,
