@@ -84,15 +84,9 @@ impl Store {
         .bind(correction.edited_at_ms)
         .execute(&self.pool)
         .await;
-        match outcome {
-            Ok(_) => Ok(()),
-            Err(sqlx::Error::Database(error)) if error.is_foreign_key_violation() => {
-                Err(StoreError::UnknownDocument {
-                    hash: correction.document_hash.clone(),
-                })
-            }
-            Err(error) => Err(error.into()),
-        }
+        outcome
+            .map(|_| ())
+            .map_err(|error| StoreError::of_write(error, &correction.document_hash))
     }
 
     /// Every correction of a document, by page and block.

@@ -63,3 +63,17 @@ pub enum StoreError {
         detail: String,
     },
 }
+
+impl StoreError {
+    /// A write's failure, where a row naming a document the cache does not have is [`StoreError::UnknownDocument`].
+    pub(crate) fn of_write(error: sqlx::Error, hash: &str) -> StoreError {
+        match error {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                StoreError::UnknownDocument {
+                    hash: hash.to_owned(),
+                }
+            }
+            other => other.into(),
+        }
+    }
+}

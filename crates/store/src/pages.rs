@@ -92,15 +92,9 @@ impl Store {
         .bind(page.created_at_ms)
         .execute(&self.pool)
         .await;
-        match outcome {
-            Ok(_) => Ok(()),
-            Err(sqlx::Error::Database(error)) if error.is_foreign_key_violation() => {
-                Err(StoreError::UnknownDocument {
-                    hash: page.document_hash.clone(),
-                })
-            }
-            Err(error) => Err(error.into()),
-        }
+        outcome
+            .map(|_| ())
+            .map_err(|error| StoreError::of_write(error, &page.document_hash))
     }
 
     /// The cached result of one page read by the recognizer configuration `fingerprint`.

@@ -2,6 +2,7 @@
 // chapters, and, when files of an earlier export are in the folder, whether to replace them. Rust picks
 // the folder and writes; the dialog remembers the choice for the next start.
 import type { AlreadyThere, Exported, ExportOutcome } from "../api";
+import { checkRow, el } from "../dom";
 import { fillSelect } from "../reading/modes";
 import {
   CHAPTER_OPTIONS,
@@ -186,17 +187,6 @@ export class ExportDialog {
   }
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  properties: Partial<HTMLElementTagNameMap[K]> = {},
-): HTMLElementTagNameMap[K] {
-  return Object.assign(document.createElement(tag), properties);
-}
-
 function checkbox(parent: HTMLElement, format: ExportFormat, text: string): HTMLInputElement {
-  const input = el("input", { type: "checkbox", id: `export-format-${format}`, value: format });
-  const row = el("div", { className: "settings-check" });
-  row.append(input, el("label", { htmlFor: input.id, textContent: text }));
-  parent.append(row);
-  return input;
+  return checkRow(parent, el("input", { type: "checkbox", id: `export-format-${format}`, value: format }), text);
 }

@@ -2,6 +2,7 @@
 // through a server (vLLM, SGLang, deepread serve), where it is, which model, the API key (kept in the
 // system keyring by Rust, never shown back), and how many pages go at once.
 import type { ConnectionTest, EngineSettings, StoredEngineSettings } from "../api";
+import { checkRow, el } from "../dom";
 import {
   checkForm,
   DEFAULT_CONCURRENCY,
@@ -271,19 +272,8 @@ export class EngineSettingsPanel {
   }
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  properties: Partial<HTMLElementTagNameMap[K]> = {},
-): HTMLElementTagNameMap[K] {
-  return Object.assign(document.createElement(tag), properties);
-}
-
 function radio(parent: HTMLElement, value: EngineForm["engine"], text: string): HTMLInputElement {
-  const input = el("input", { type: "radio", name: "engine", value, id: `engine-${value}` });
-  const row = el("div", { className: "settings-check" });
-  row.append(input, el("label", { htmlFor: input.id, textContent: text }));
-  parent.append(row);
-  return input;
+  return checkRow(parent, el("input", { type: "radio", name: "engine", value, id: `engine-${value}` }), text);
 }
 
 /** A labelled text field in the settings grid. */
