@@ -10,7 +10,8 @@ use std::path::Path;
 
 use common::{grounding_dir, manual_capture, manual_dir, raw_of_stdout_capture, read, read_page};
 use deepread_core::export::{
-    write_html, write_json, write_markdown, DocumentExport, PageExport, PageStatus, FIGURE_DPI,
+    write_html, write_json, write_markdown, DocumentExport, EpubChapters, ExportChoice,
+    ExportFormat, PageExport, PageStatus, FIGURE_DPI,
 };
 use deepread_core::{Block, PageStats};
 use deepread_pdf::Document;
@@ -326,6 +327,45 @@ fn html_export_is_standalone_and_keeps_tables_and_math() {
     assert_eq!(html.matches("<td").count(), raw.matches("<td").count());
     assert!(html.contains("OTSL yields a \\(2x\\) speed up"));
     assert!(html.contains("<h3>5.1 Hyper Parameter Optimization</h3>"));
+}
+
+#[test]
+fn html_chosen_alone_still_writes_the_figures_it_links() {
+    let document = open_manual();
+    let pages = manual_pages();
+    let out = tempfile::tempdir().unwrap();
+    let export = DocumentExport {
+        document: &document,
+        title: "Vastera manual".into(),
+        pages,
+    };
+    let choice = ExportChoice {
+        formats: [ExportFormat::Html].into(),
+        epub_chapters: EpubChapters::Document,
+    };
+    let summary = choice.write(&export, out.path(), "manual").unwrap();
+    assert!(
+        !out.path().join("manual.md").exists(),
+        "only what was chosen"
+    );
+    let html = read(&out.path().join("manual.html"));
+    let linked: BTreeSet<String> = html
+        .split("src=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_owned)
+        .collect();
+    let files: BTreeSet<String> = files_in(&out.path().join("images"))
+        .into_iter()
+        .map(|name| format!("images/{name}"))
+        .collect();
+    assert!(linked.len() >= 5, "{linked:?}");
+    assert_eq!(linked, files);
+    assert_eq!(summary.figures, files.len());
+    assert_eq!(
+        choice.existing_outputs(out.path(), "manual").unwrap(),
+        [out.path().join("manual.html"), out.path().join("images")]
+    );
 }
 
 #[test]
