@@ -144,7 +144,7 @@ pub async fn export_document(
             .write(&export, &folder, &stem)
             .map_err(|e| format!("Export failed: {e}"))?;
         Ok(ExportOutcome::Written(Exported {
-            unwritten: unwritten(&choice, &folder, &stem, &summary.files),
+            unwritten: choice.unwritten(&folder, &stem, &summary.files),
             folder: folder.display().to_string(),
             files: summary.files.len(),
             figures: summary.figures,
@@ -183,31 +183,6 @@ fn already_there(choice: &ExportChoice, folder: &Path, stem: &str) -> Result<Vec
             }
         })
         .collect())
-}
-
-/// The formats of `choice` none of whose `written` files is (or is under) the output it plans.
-fn unwritten(
-    choice: &ExportChoice,
-    folder: &Path,
-    stem: &str,
-    written: &[PathBuf],
-) -> Vec<ExportFormat> {
-    let output = |format: ExportFormat| {
-        let alone = ExportChoice {
-            formats: [format].into(),
-            epub_chapters: choice.epub_chapters,
-        };
-        // The format's own output comes first, before the figures' folder it shares.
-        alone.planned_outputs(folder, stem).ok()?.into_iter().next()
-    };
-    choice
-        .formats
-        .iter()
-        .copied()
-        .filter(|&format| {
-            output(format).is_none_or(|planned| !written.iter().any(|f| f.starts_with(&planned)))
-        })
-        .collect()
 }
 
 fn file_stem(path: &Path) -> String {
@@ -299,11 +274,11 @@ mod tests {
             out.join("manual.tables/page2-table1.csv"),
         ];
         assert_eq!(
-            unwritten(&choice, out, "manual", &written),
+            choice.unwritten(out, "manual", &written),
             [ExportFormat::Xlsx]
         );
         assert_eq!(
-            unwritten(&choice, out, "manual", &[]),
+            choice.unwritten(out, "manual", &[]),
             [
                 ExportFormat::Md,
                 ExportFormat::Docx,

@@ -292,9 +292,12 @@ fn convert_document(
         pages: pages.into_values().collect(),
     };
     apply_corrections(&name, &mut export.pages, cache, document.content_hash());
-    choice
+    let written = choice
         .write(&export, &plan.folder, &plan.stem)
         .map_err(|e| Failure::Output(e.to_string()))?;
+    for format in choice.unwritten(&plan.folder, &plan.stem, &written.files) {
+        eprintln!("{name}: no tables were read, so nothing was written as {format}");
+    }
     if summary.from_cache == total {
         eprintln!("{name}: all {total} page(s) from the cache, nothing read again");
     } else if summary.from_cache > 0 {

@@ -155,12 +155,17 @@ fn a_folder_is_written_in_every_format_chosen_and_nothing_is_overwritten_unless_
         "--engine",
         "text",
         "--to",
-        "md,html,docx,epub",
+        "md,html,docx,epub,xlsx",
         "--name",
         "{name}-text",
     ];
     let first = deepread(&cache, &args);
     assert!(first.status.success(), "{}", stderr(&first));
+    // A workbook for the tables read, or a word that there were none to write.
+    let workbook = out.join("slides-text/slides-text.xlsx");
+    let told =
+        stderr(&first).contains("slides.pdf: no tables were read, so nothing was written as xlsx");
+    assert!(workbook.is_file() != told, "{}", stderr(&first));
     for name in ["paper-text", "slides-text"] {
         for ext in ["md", "html", "docx", "epub"] {
             let file = out.join(name).join(format!("{name}.{ext}"));

@@ -136,6 +136,20 @@ impl ExportChoice {
         Ok(outputs)
     }
 
+    /// The chosen formats that `written` (an export's files) holds nothing of: the tables' formats of a
+    /// reading without tables, which write no empty workbook.
+    pub fn unwritten(&self, out_dir: &Path, stem: &str, written: &[PathBuf]) -> Vec<ExportFormat> {
+        self.formats
+            .iter()
+            .copied()
+            .filter(|format| {
+                format.output(out_dir, stem).map_or(true, |planned| {
+                    !written.iter().any(|file| file.starts_with(&planned))
+                })
+            })
+            .collect()
+    }
+
     /// Writes every chosen format, the figures once for those that link them.
     pub fn write(
         &self,
