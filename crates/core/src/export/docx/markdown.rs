@@ -331,7 +331,7 @@ impl Walker<'_> {
     /// the block is a `<center>`).
     fn html_block(&mut self, html: &str) {
         let pieces = table_pieces(html);
-        if pieces.len() == 1 {
+        if !pieces.iter().any(|(_, is_table)| *is_table) {
             let centred = html.to_ascii_lowercase().contains("<center");
             self.html_paragraphs(html, centred);
             return;
