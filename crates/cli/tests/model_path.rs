@@ -43,6 +43,8 @@ fn convert(dir: &Path, model: &Path) -> Output {
         .arg("-o")
         .arg(dir.join("out"))
         .arg("--json")
+        // The second run writes over the first's files.
+        .arg("--overwrite")
         .arg("--model")
         .arg(model)
         .arg("--cache")
