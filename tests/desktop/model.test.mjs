@@ -130,7 +130,10 @@ test("a PDF is read by the downloaded model: tokens stream in, the page ends, is
       `const s = ${pageStatus}; return s === "done" || s === "looped" ? s : null;`,
       240_000,
     );
+    // The Export dialog opens with Markdown and JSON ticked, as it does for a first export.
     await app.pressCtrl("e");
+    await app.waitFor("the Export dialog to open", `return document.getElementById("export-dialog").open;`);
+    await app.clickOn("#export-confirm");
     const json = path.join(exportDir, "docling__2305.03393v1-pg9.json");
     for (let waited = 0; !existsSync(json); waited += 200) {
       assert.ok(waited < 60_000, "the export did not finish within a minute");
