@@ -1,5 +1,6 @@
 //! Writing a file so that its final name only ever holds a complete file.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -42,6 +43,30 @@ pub(super) fn ensure_dir(path: &Path) -> Result<(), ExportError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// Deletes the files of `dir` that an earlier export wrote (`ours` knows their names) and this one did
+/// not (`keep`); anything else a user put in the folder stays. A folder that is not there holds nothing
+/// to remove. What cannot be listed or removed is only logged: the export itself is complete.
+pub(super) fn remove_stale(dir: &Path, keep: &HashSet<String>, ours: impl Fn(&str) -> bool) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return,
+        Err(error) => {
+            tracing::warn!(dir = %dir.display(), %error, "cannot list the folder to remove stale files");
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !ours(&name) || keep.contains(&name) {
+            continue;
+        }
+        match std::fs::remove_file(entry.path()) {
+            Ok(()) => tracing::debug!(file = %name, "removed a file of a previous export"),
+            Err(error) => tracing::warn!(file = %name, %error, "cannot remove a stale file"),
+        }
+    }
 }
 
 #[cfg(test)]

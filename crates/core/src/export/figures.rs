@@ -10,7 +10,7 @@ use deepread_pdf::{
 };
 use image::{ImageFormat, RgbImage};
 
-use super::atomic::{ensure_dir, write_atomically};
+use super::atomic::{ensure_dir, remove_stale, write_atomically};
 use super::{pages_in_order, DocumentExport, ExportError, ExportSummary, PageExport};
 use crate::events::{Block, BoxNorm, COORD_MAX};
 
@@ -121,7 +121,7 @@ pub fn write_figures(
             summary.figures += 1;
         }
     }
-    remove_stale_figures(&dir, &written);
+    remove_stale(&dir, &written, is_figure_file_name);
     Ok(summary)
 }
 
@@ -178,29 +178,6 @@ pub(super) fn encode_png(image: &RgbImage, path: &Path) -> Result<Vec<u8>, Expor
             source,
         })?;
     Ok(bytes)
-}
-
-/// Deletes `{page}_{n}.png` files not in `keep`. Only names of that exact form are touched, so
-/// anything else a user put in the folder stays. A file that cannot be removed is only logged:
-/// the export itself is complete.
-fn remove_stale_figures(dir: &Path, keep: &HashSet<String>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) => {
-            tracing::warn!(dir = %dir.display(), %error, "cannot list figures to remove stale ones");
-            return;
-        }
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !is_figure_file_name(&name) || keep.contains(&name) {
-            continue;
-        }
-        match std::fs::remove_file(entry.path()) {
-            Ok(()) => tracing::debug!(file = %name, "removed a figure of a previous export"),
-            Err(error) => tracing::warn!(file = %name, %error, "cannot remove a stale figure"),
-        }
-    }
 }
 
 /// `{digits}_{digits}.png`.

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::atomic::{ensure_dir, write_atomically};
+use super::atomic::{ensure_dir, remove_stale, write_atomically};
 use super::tables::{document_tables, numbers_within_pages, Table};
 use super::xlsx::parse_number;
 use super::{output_file, pages_in_order, DocumentExport, ExportError, ExportSummary};
@@ -34,7 +34,7 @@ pub fn write_csv(
         written.insert(name);
         summary.files.push(path);
     }
-    remove_stale_csv_files(&dir, &written);
+    remove_stale(&dir, &written, is_table_file_name);
     if tables.is_empty() {
         tracing::info!(dir = %dir.display(), "no tables to export as CSV");
     } else {
@@ -90,24 +90,6 @@ fn inert_in_spreadsheets(text: &str) -> Cow<'_, str> {
     match formula {
         true => Cow::Owned(format!("'{text}")),
         false => Cow::Borrowed(text),
-    }
-}
-
-/// Deletes `page{P}-table{N}.csv` files not in `keep`; anything else in the folder stays. A file
-/// that cannot be removed is only logged: the export itself is complete.
-fn remove_stale_csv_files(dir: &Path, keep: &HashSet<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !is_table_file_name(&name) || keep.contains(&name) {
-            continue;
-        }
-        match std::fs::remove_file(entry.path()) {
-            Ok(()) => tracing::debug!(file = %name, "removed a table of a previous export"),
-            Err(error) => tracing::warn!(file = %name, %error, "cannot remove a stale table"),
-        }
     }
 }
 
