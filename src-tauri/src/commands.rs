@@ -2,12 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use deepread_core::PageEvent;
 use deepread_pdf::{PageSize, PdfError};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 
+use crate::corrections::WindowEvent;
 use crate::engine_settings::{self, ConnectionReport, EngineSettings, SettingsView};
 use crate::library::Library;
 use crate::model_download::{DownloadEvent, ModelDownload};
@@ -103,7 +103,7 @@ pub async fn open_document(
 pub async fn read_document(
     id: String,
     request: Option<ReadRequest>,
-    events: Channel<PageEvent>,
+    events: Channel<WindowEvent>,
     library: State<'_, Library>,
     readings: State<'_, Readings>,
 ) -> Result<ReadingStarted, String> {

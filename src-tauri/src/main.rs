@@ -6,6 +6,7 @@
 
 mod coalesce;
 mod commands;
+mod corrections;
 mod dropped;
 mod engine_settings;
 mod export_command;
@@ -49,6 +50,8 @@ fn main() -> anyhow::Result<()> {
             commands::render_markdown,
             commands::notices,
             export_command::export_document,
+            corrections::correct_block,
+            corrections::forget_correction,
             commands::download_model,
             commands::cancel_model_download,
             commands::engine_settings,

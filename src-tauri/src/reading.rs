@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use deepread_core::corrections::Correction;
-use deepread_core::export::FinishedPages;
+use deepread_core::export::{FinishedPages, PageExport};
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
     engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode, Recognizer,
@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
 
 use crate::coalesce;
+use crate::corrections::{for_window, WindowEvent};
 use crate::engine_settings::{EngineKind, Settings};
 use crate::remote_engine;
 
@@ -160,6 +161,12 @@ impl Readings {
             .map_err(|e| format!("The corrections could not be read from the cache: {e}"))
     }
 
+    /// The cache, unless it could not be opened. Its calls block: make them off the window's thread and outside
+    /// any async runtime.
+    pub fn cache(&self) -> Option<&Cache> {
+        self.cache.as_deref()
+    }
+
     /// The documents opened most recently, newest first, as the cache remembers them.
     pub fn recent_documents(&self, limit: u32) -> Result<Vec<RecentDocument>, String> {
         let (Some(cache), Some(runtime)) = (&self.cache, &self.runtime) else {
@@ -195,7 +202,7 @@ impl Readings {
         &self,
         document: Arc<Document>,
         request: ReadRequest,
-        channel: Channel<PageEvent>,
+        channel: Channel<WindowEvent>,
     ) -> ReadingStarted {
         let (recognizer, notice) = self.recognizer(request.mode, request.resolution);
         let cancel = CancelToken::new();
@@ -214,8 +221,14 @@ impl Readings {
             .spawn(move || {
                 let (events, merged) = std::sync::mpsc::channel();
                 let window_gone = cancel.clone();
+                let corrections = kept_corrections(cache.as_deref(), &id);
                 std::thread::spawn(move || {
-                    if !coalesce::forward(merged, |event| channel.send(event).is_ok()) {
+                    let deliver = |event| {
+                        for_window(event, &corrections)
+                            .into_iter()
+                            .all(|event| channel.send(event).is_ok())
+                    };
+                    if !coalesce::forward(merged, deliver) {
                         // The window is gone: nobody is waiting for the rest.
                         window_gone.cancel();
                     }
@@ -258,6 +271,11 @@ impl Readings {
     /// The pages of document `id` finished so far, in any reading of this window.
     pub fn finished(&self, id: &str) -> FinishedPages {
         lock(&self.finished).get(id).cloned().unwrap_or_default()
+    }
+
+    /// Page `page` of document `id` as it last finished in this window, as read (no corrections laid over).
+    pub fn finished_page(&self, id: &str, page: usize) -> Option<PageExport> {
+        lock(&self.finished).get(id)?.page(page).cloned()
     }
 
     fn lock_running(&self) -> MutexGuard<'_, HashMap<String, CancelToken>> {
@@ -351,6 +369,18 @@ impl Readings {
             *model = None;
         }
     }
+}
+
+/// The corrections of document `hash` a reading lays over its pages; none, said in the log, when the cache
+/// cannot give them (the reading itself goes on).
+fn kept_corrections(cache: Option<&Cache>, hash: &str) -> Vec<Correction> {
+    let Some(cache) = cache else {
+        return Vec::new();
+    };
+    cache.corrections(hash).unwrap_or_else(|error| {
+        tracing::warn!(%error, "the corrections could not be read; the reading shows the model's text");
+        Vec::new()
+    })
 }
 
 fn load_model() -> Result<Arc<DeepSeekOcr2>, NoModel> {

@@ -21,6 +21,11 @@ impl FinishedPages {
         }
     }
 
+    /// Page `index` as it last finished, if it has.
+    pub fn page(&self, index: usize) -> Option<&PageExport> {
+        self.pages.get(&index)
+    }
+
     pub fn len(&self) -> usize {
         self.pages.len()
     }

@@ -112,6 +112,31 @@ impl Cache {
             .collect())
     }
 
+    /// Keeps a person's correction of a block of document `hash`, in place of an earlier one of that block.
+    pub fn save_correction(&self, hash: &str, correction: &Correction) -> Result<(), StoreError> {
+        let kept = deepread_store::Correction {
+            document_hash: hash.to_owned(),
+            page_index: correction.page as u32,
+            block_id: correction.block_id,
+            boxes: serde_json::to_value(&correction.boxes).unwrap_or_default(),
+            original: correction.original.clone(),
+            markdown: correction.markdown.clone(),
+            edited_at_ms: deepread_store::now_ms(),
+        };
+        self.runtime.block_on(self.store.save_correction(&kept))
+    }
+
+    /// Drops the correction kept for a block; whether there was one.
+    pub fn forget_correction(
+        &self,
+        hash: &str,
+        page: usize,
+        block_id: u32,
+    ) -> Result<bool, StoreError> {
+        self.runtime
+            .block_on(self.store.forget_correction(hash, page as u32, block_id))
+    }
+
     /// Forgets a page's reading so the next reading does it again (retry).
     pub fn forget(&self, hash: &str, page: usize, fingerprint: &str) -> Result<bool, StoreError> {
         self.runtime
