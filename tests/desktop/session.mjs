@@ -159,6 +159,30 @@ export async function openApp(driver, args) {
       if (!at?.visible) throw new Error(`${selector} is not on screen`);
       await session.clickAt(at.x, at.y);
     },
+    /** A real pointer double-click on the middle of the element `selector` finds, scrolled into view first. */
+    doubleClickOn: async (selector) => {
+      const at = await session.run(`
+        const element = document.querySelector(${JSON.stringify(selector)});
+        if (!element) return null;
+        element.scrollIntoView({ block: "center" });
+        const r = element.getBoundingClientRect();
+        return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2), visible: r.width > 0 && r.height > 0 };`);
+      if (!at?.visible) throw new Error(`${selector} is not on screen`);
+      const click = [
+        { type: "pointerDown", button: 0 },
+        { type: "pointerUp", button: 0 },
+      ];
+      await call(driver.base, "POST", route("/actions"), {
+        actions: [
+          {
+            type: "pointer",
+            id: "mouse",
+            parameters: { pointerType: "mouse" },
+            actions: [{ type: "pointerMove", origin: "viewport", x: at.x, y: at.y }, ...click, ...click],
+          },
+        ],
+      });
+    },
     /** A real pointer drag from one viewport point to another (CSS pixels). */
     drag: (from, to) =>
       call(driver.base, "POST", route("/actions"), {

@@ -1,6 +1,6 @@
 // The Rust side's commands and the page image protocol, typed.
 import { Channel, invoke } from "@tauri-apps/api/core";
-import type { BoxNorm, ReadingEvent } from "./events";
+import type { BoxNorm, CorrectedPage, ReadingEvent } from "./events";
 import type { ExportChoice, ExportFormat } from "./export/export-choice";
 import type { ReadingChoice } from "./reading/modes";
 import type { RecentDocument } from "./recent";
@@ -183,4 +183,31 @@ export function saveEngineSettings(settings: EngineSettings, apiKey: string | nu
 /** Asks the server in `settings` for its models; `apiKey` null uses the stored key. */
 export function testConnection(settings: EngineSettings, apiKey: string | null): Promise<ConnectionTest> {
   return invoke<ConnectionTest>("test_connection", { settings, apiKey });
+}
+
+/** Block `blockId` of `page` as last read in this window (`id`: the document): what a correction is kept under. */
+export interface CorrectedBlock {
+  id: string;
+  page: number;
+  blockId: number;
+}
+
+/** The person's Markdown for a block. */
+export interface BlockCorrection extends CorrectedBlock {
+  markdown: string;
+  /** The `correctedBlock` of a differing correction this one replaces (the person kept theirs), else null. */
+  replacing: number | null;
+}
+
+/** Keeps the person's Markdown for a block in the cache, where every export and later reading finds it;
+ * the model's own text drops the correction instead. Resolves with the page as it now shows; rejects with
+ * why it could not be kept. */
+export function correctBlock(correction: BlockCorrection): Promise<CorrectedPage> {
+  return invoke<CorrectedPage>("correct_block", { ...correction });
+}
+
+/** Drops the correction stored under `blockId` of `page`: the reading's text shows again. Resolves with
+ * the page as it now shows. */
+export function forgetCorrection(block: CorrectedBlock): Promise<CorrectedPage> {
+  return invoke<CorrectedPage>("forget_correction", { ...block });
 }

@@ -64,8 +64,36 @@ export type PageEvent =
  * `pagesAtOnce` pages together (said once a reading). */
 export type ReadingNotice = { type: "fewerPagesAtOnce"; pagesAtOnce: number };
 
+/** A page with the person's corrections laid over it (src-tauri/src/corrections.rs). */
+export interface CorrectedPage {
+  page: number;
+  /** The page's Markdown with the corrections in place. */
+  markdown: string;
+  /** The page's blocks, corrected ones showing the person's Markdown. */
+  blocks: Block[];
+  /** Ids of the blocks that show a person's correction. */
+  corrected: number[];
+  /** Corrections the latest reading no longer matches: the person chooses to keep or drop each. */
+  differing: DifferingCorrection[];
+}
+
+export interface DifferingCorrection {
+  /** The block id the correction was stored under (the key to keep or drop it by). */
+  correctedBlock: number;
+  /** The person's Markdown. */
+  mine: string;
+  /** The block of the new reading where the corrected one was (its boxes overlap most), or null. */
+  block: number | null;
+  /** That block's Markdown now ("" when block is null). */
+  now: string;
+}
+
+/** Sent right after the `done` or `looped` of a page that has corrections stored (only then). Not a
+ * `PageEvent`: the core's readings know nothing of corrections, the window lays them over. */
+export type CorrectedEvent = { type: "corrected" } & CorrectedPage;
+
 /** Everything a reading's channel carries. */
-export type ReadingEvent = PageEvent | ReadingNotice;
+export type ReadingEvent = PageEvent | CorrectedEvent | ReadingNotice;
 
 export type PageEventType = PageEvent["type"];
 

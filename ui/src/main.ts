@@ -128,6 +128,14 @@ markdownPane.addEventListener("click", (event) => {
   session?.selectBlock(Number(section.dataset.page), Number(block.dataset.blockId));
 });
 
+// A double-clicked block of a page read opens its editor: the person corrects its Markdown.
+markdownPane.addEventListener("dblclick", (event) => {
+  const block = (event.target as HTMLElement).closest<HTMLElement>("[data-block-id]");
+  const section = block?.closest<HTMLElement>("[data-page]");
+  if (!block || !section) return;
+  session?.editBlock(Number(section.dataset.page), Number(block.dataset.blockId));
+});
+
 /** Opens what a drop or the command line names: files, and the documents inside folders. */
 async function openNamed(paths: string[]): Promise<void> {
   if (paths.length === 0) return;
@@ -172,6 +180,7 @@ async function showDocument(path: string, doc: DocumentInfo): Promise<void> {
       currentPage = page;
       library.select(page);
     },
+    say,
   }, markdownView.view, markdownFollower);
   title.textContent = doc.title;
   exportButton.disabled = false;
@@ -313,6 +322,10 @@ window.addEventListener("keydown", (event) => {
     pageView.stepZoom(-1);
   } else if (event.key === "j" || event.key === "k") {
     session?.stepBlock(event.key === "j" ? 1 : -1);
+  } else if (event.key === "e" && !event.ctrlKey && !event.altKey && !event.metaKey) {
+    // Not typed into the editor it focuses.
+    event.preventDefault();
+    session?.editSelectedBlock();
   } else if (event.key === "ArrowRight") {
     showPage(currentPage + 1);
   } else if (event.key === "ArrowLeft") {

@@ -1,8 +1,21 @@
 // One open document being read: events from Rust go to the Markdown pane, the block index, the
 // boxes on the page shown and the status bar's figures; boxes and blocks link to each other both ways.
-import { figureImageUrl, readDocument, renderMarkdown, stopReading, type DocumentInfo, type ReadingStarted } from "./api";
+// The person's corrections of blocks are laid over the pages read, wherever their text is used.
+import {
+  correctBlock,
+  figureImageUrl,
+  forgetCorrection,
+  readDocument,
+  renderMarkdown,
+  stopReading,
+  type DocumentInfo,
+  type ReadingStarted,
+} from "./api";
 import { pageSource } from "./clipboard";
-import type { PageEvent, ReadingEvent } from "./events";
+import { BlockEditor } from "./corrections/block-editor";
+import { canCorrect, describeCorrected } from "./corrections/corrected-page";
+import { CorrectionPrompts } from "./corrections/correction-prompt";
+import type { Block, CorrectedPage, PageEvent, ReadingEvent } from "./events";
 import { BlockIndex, type BlockRef } from "./linking/block-index";
 import { figureAspect, figureElement, pageWidthForFigure } from "./markdown/figure";
 import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
@@ -27,6 +40,8 @@ export interface SessionHooks {
   choice: () => ReadingChoice;
   /** Another page is shown (a search match, a clicked block of another page). */
   onPageShown: (page: number) => void;
+  /** A line for the status bar: what a correction did. */
+  say: (message: string) => void;
 }
 
 export class DocumentSession implements SearchTarget {
@@ -44,6 +59,9 @@ export class DocumentSession implements SearchTarget {
   private latestPages: Set<number> | null = null;
   /** Each page's block being written (the last opened), while the page is read: the reading head. */
   private readonly heads = new Map<number, number>();
+  /** The person's corrections: the editor of a block, and the prompts of corrections a re-read no longer matches. */
+  private readonly editor: BlockEditor;
+  private readonly prompts: CorrectionPrompts;
 
   constructor(
     readonly doc: DocumentInfo,
@@ -67,6 +85,10 @@ export class DocumentSession implements SearchTarget {
     });
     this.markdown.setSource(view.source);
     this.progress = new ReadingProgress(doc.pages.length);
+    const commands = { correctBlock, forgetCorrection };
+    const answered = (answer: CorrectedPage, blockId: number | null) => this.correctionAnswered(answer, blockId);
+    this.editor = new BlockEditor(doc.id, commands, answered);
+    this.prompts = new CorrectionPrompts(doc.id, commands, answered);
   }
 
   /** Reads the document with `choice`: pages read with it before come from the cache. */
@@ -102,6 +124,20 @@ export class DocumentSession implements SearchTarget {
     if (this.selected === null) return null;
     const block = this.index.block(this.page, this.selected);
     return block ? { page: this.page, blockId: block.id, markdown: block.markdown.trim() } : null;
+  }
+
+  /** Opens the editor on a block of a page read (a double-click); a page being read has nothing to edit yet. */
+  editBlock(page: number, blockId: number): void {
+    const element = this.markdown.blockElement(page, blockId);
+    const block = this.index.block(page, blockId);
+    if (!element || !block || !canCorrect(this.markdown.status(page))) return;
+    const corrected = this.markdown.isCorrected(page, blockId);
+    this.editor.edit({ page, blockId, element, markdown: block.markdown, corrected });
+  }
+
+  /** `e`: edits the selected block. */
+  editSelectedBlock(): void {
+    if (this.selected !== null) this.editBlock(this.page, this.selected);
   }
 
   /** Ctrl+F: lights the blocks whose Markdown holds `query`, and their boxes on the page shown. */
@@ -215,11 +251,15 @@ export class DocumentSession implements SearchTarget {
     // A replaced reading still reports the pages it had in flight ("stopped"); the newer one owns them.
     const owned = this.latestPages === null || this.latestPages.has(event.page);
     if (generation !== this.generation && owned) return;
+    if (event.type === "corrected") {
+      this.showCorrected(event);
+      return;
+    }
     this.markdown.handle(event);
     this.index.apply(event);
     this.progress.apply(event);
     if (event.type === "done" || event.type === "looped") this.finalMarkdown.set(event.page, event.markdown);
-    else if (event.type === "started") this.finalMarkdown.delete(event.page);
+    else if (event.type === "started") this.startPage(event.page);
     this.trackHead(event);
     const status = this.markdown.status(event.page);
     if (status) {
@@ -232,6 +272,35 @@ export class DocumentSession implements SearchTarget {
       this.showEvent(event);
       this.followEvent(event);
     }
+  }
+
+  /** A page read again starts afresh: what it showed, and what was asked or edited of it, goes. */
+  private startPage(page: number): void {
+    this.finalMarkdown.delete(page);
+    this.editor.closePage(page);
+    const section = this.markdown.pageElement(page);
+    if (section) this.prompts.remove(section);
+  }
+
+  /** A page with the person's corrections over it, everywhere the page's text is used: the pane (marked,
+   * with a prompt per correction the reading no longer matches), Ctrl+F and Ctrl+C, Copy, its boxes. */
+  private showCorrected(corrected: CorrectedPage): void {
+    const { page, blocks } = corrected;
+    this.markdown.showCorrected(page, blocks, corrected.corrected);
+    this.index.setPage(page, blocks);
+    this.finalMarkdown.set(page, corrected.markdown);
+    this.editor.closeIfGone();
+    const section = this.markdown.pageElement(page);
+    if (section) this.prompts.show(section, corrected, (blockId) => this.markdown.blockElement(page, blockId));
+    if (page === this.page) this.showBoxes(blocks);
+  }
+
+  /** A correction command answered. A page being read again meanwhile shows its new reading instead, with the
+   * corrections laid over once it is done. */
+  private correctionAnswered(answer: CorrectedPage, blockId: number | null): void {
+    if (!canCorrect(this.markdown.status(answer.page))) return;
+    this.showCorrected(answer);
+    this.hooks.say(describeCorrected(answer, blockId));
   }
 
   /** The reading head of each page: its last opened block, until the page's reading ends. */
@@ -308,13 +377,20 @@ export class DocumentSession implements SearchTarget {
       case "done":
       case "looped":
         boxes.setReadingHead(null);
-        boxes.setBlocks(event.blocks);
-        this.markMatchedBoxes();
-        this.pageView.legend.refresh();
+        this.showBoxes(event.blocks);
         break;
       default:
         break;
     }
+  }
+
+  /** The page shown's final boxes, lit as its blocks are: selected, matched by Ctrl+F. */
+  private showBoxes(blocks: readonly Block[]): void {
+    const boxes = this.pageView.boxes;
+    boxes.setBlocks(blocks);
+    if (this.selected !== null) boxes.setHighlighted([this.selected]);
+    this.markMatchedBoxes();
+    this.pageView.legend.refresh();
   }
 
   private markMatchedBoxes(): void {

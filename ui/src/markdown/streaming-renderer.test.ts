@@ -1,9 +1,9 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
-import { StreamingRenderer, type RenderBlock } from "./streaming-renderer";
+import { CORRECTED_TITLE, StreamingRenderer, type RenderBlock } from "./streaming-renderer";
 import { fixtureText } from "../../test/fixtures";
 import { blocksOf, STATS, streamEvents } from "../../test/events";
-import type { PageEvent } from "../events";
+import type { Block, PageEvent } from "../events";
 
 const MANUAL = ["grounding", "with_source", "xiongpu1_agent", "vastera_manual"];
 
@@ -190,6 +190,62 @@ describe("StreamingRenderer", () => {
     resolvers[0]?.("<p>a</p>");
     await renderer.settled();
     expect(renderer.blockElement(0, 0)?.innerHTML).toBe("<p>ab</p>");
+  });
+
+  it("shows a page's corrections marked, re-rendering only the blocks changed, its status and notice kept", () => {
+    const { calls, renderer } = setup();
+    const read: Block[] = [
+      { id: 0, label: "title", boxes: [], markdown: "# Misread", warning: null },
+      { id: 1, label: "text", boxes: [], markdown: "again", warning: null },
+    ];
+    renderer.handle({ type: "looped", page: 2, markdown: "", blocks: read, reason: { kind: "repeatedBlockText", count: 4 } });
+    calls.length = 0;
+    const corrected = [{ ...read[0]!, markdown: "# Read right" }, read[1]!];
+    renderer.showCorrected(2, corrected, [0]);
+    expect(calls).toEqual(["# Read right"]);
+    const block = renderer.blockElement(2, 0)!;
+    expect(block.innerHTML).toBe("<p># Read right</p>");
+    expect(block.classList.contains("corrected")).toBe(true);
+    expect(block.dataset["corrected"]).toBe("true");
+    expect(block.title).toBe(CORRECTED_TITLE);
+    expect(renderer.isCorrected(2, 0)).toBe(true);
+    const other = renderer.blockElement(2, 1)!;
+    expect(other.classList.contains("corrected")).toBe(false);
+    expect(other.hasAttribute("data-corrected")).toBe(false);
+    expect(other.hasAttribute("title")).toBe(false);
+    expect(renderer.status(2)).toBe("looped");
+    expect(renderer.pageElement(2)?.querySelector(".page-notice")?.textContent).toContain("4 times in a row");
+
+    // The model's text again: the mark goes.
+    renderer.showCorrected(2, read, []);
+    expect(block.innerHTML).toBe("<p># Misread</p>");
+    expect(block.classList.contains("corrected")).toBe(false);
+    expect(block.hasAttribute("data-corrected")).toBe(false);
+    expect(block.hasAttribute("title")).toBe(false);
+    expect(renderer.isCorrected(2, 0)).toBe(false);
+
+    // A reading's own blocks (the cache's, again) show unmarked until their corrections follow.
+    renderer.showCorrected(2, corrected, [0]);
+    renderer.handle({ type: "done", page: 2, markdown: "", blocks: read, stats: STATS });
+    expect(block.classList.contains("corrected")).toBe(false);
+    expect(renderer.isCorrected(2, 0)).toBe(false);
+  });
+
+  it("keeps a corrected block's mark through renders that land later, in either view", async () => {
+    const { renderer } = setup((markdown) => Promise.resolve(escape(markdown)));
+    const blocks: Block[] = [{ id: 0, label: "text", boxes: [], markdown: "mine", warning: null }];
+    renderer.handle({ type: "done", page: 0, markdown: "", blocks: [{ ...blocks[0]!, markdown: "model's" }], stats: STATS });
+    renderer.showCorrected(0, blocks, [0]);
+    await renderer.settled();
+    const block = renderer.blockElement(0, 0)!;
+    expect(block.innerHTML).toBe("<p>mine</p>");
+    expect(block.title).toBe(CORRECTED_TITLE);
+    renderer.setSource(true);
+    renderer.setSource(false);
+    await renderer.settled();
+    expect(block.title).toBe(CORRECTED_TITLE);
+    expect(block.classList.contains("corrected")).toBe(true);
+    expect(renderer.status(0)).toBe("done");
   });
 
   it("shows the source when rendering fails", async () => {

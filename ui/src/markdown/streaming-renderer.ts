@@ -14,6 +14,9 @@ export type FrameScheduler = (callback: () => void) => void;
 
 export type PageStatus = "queued" | "reading" | "done" | "fromCache" | "failed" | "looped";
 
+/** What a block the person corrected says on hover. */
+export const CORRECTED_TITLE = "You corrected this block (double-click to edit)";
+
 export interface StreamingRendererOptions {
   renderBlock: RenderBlock;
   schedule?: FrameScheduler;
@@ -33,6 +36,8 @@ interface BlockState {
   version: number;
   /** The figure shown above the block's text, and the boxes it was cropped for. */
   figure: { element: HTMLElement; boxes: string } | null;
+  /** It shows the person's correction, not the model's text. */
+  corrected: boolean;
 }
 
 interface PageState {
@@ -113,6 +118,33 @@ export class StreamingRenderer {
 
   /** A page's final blocks, rendered now: the end of a reading, or a page from the cache. */
   showBlocks(page: number, blocks: readonly Block[], status: PageStatus): void {
+    this.replaceBlocks(page, blocks);
+    // The reading's own text; its corrections, if any, follow (showCorrected).
+    this.markCorrected(page, []);
+    this.setStatus(page, status);
+    this.setNotice(page, null);
+  }
+
+  /** A page read, with the person's corrections over it: blocks `corrected` are marked as theirs. Its status
+   * and notice (a loop's) stay. */
+  showCorrected(page: number, blocks: readonly Block[], corrected: readonly number[]): void {
+    this.replaceBlocks(page, blocks);
+    this.markCorrected(page, corrected);
+  }
+
+  isCorrected(page: number, blockId: number): boolean {
+    return this.pages.get(page)?.blocks.get(blockId)?.corrected ?? false;
+  }
+
+  private markCorrected(page: number, corrected: readonly number[]): void {
+    const marked = new Set(corrected);
+    for (const [id, block] of this.ensurePage(page).blocks) {
+      block.corrected = marked.has(id);
+      wearCorrected(block);
+    }
+  }
+
+  private replaceBlocks(page: number, blocks: readonly Block[]): void {
     const state = this.ensurePage(page);
     const keep = new Set(blocks.map((b) => b.id));
     for (const [id, block] of state.blocks) {
@@ -131,8 +163,6 @@ export class StreamingRenderer {
       this.dirty.delete(block);
       this.render(block);
     }
-    this.setStatus(page, status);
-    this.setNotice(page, null);
   }
 
   pageElement(page: number): HTMLElement | undefined {
@@ -217,7 +247,9 @@ export class StreamingRenderer {
     block.element.innerHTML = html;
     typesetMath(block.element);
     keepFigure(block);
-    block.element.removeAttribute("title");
+    // A failed render's title goes; a correction's stays.
+    if (block.corrected) block.element.title = CORRECTED_TITLE;
+    else block.element.removeAttribute("title");
   }
 
   private ensurePage(page: number): PageState {
@@ -245,7 +277,7 @@ export class StreamingRenderer {
     const after = [...state.blocks.entries()].filter(([id]) => id > blockId).sort(([a], [b]) => a - b)[0];
     state.section.insertBefore(element, after ? after[1].element : (state.section.querySelector(".page-notice") ?? null));
     // An empty block shows nothing, so there is nothing to render until text arrives.
-    block = { page, element, markdown: "", requested: "", version: 0, figure: null };
+    block = { page, element, markdown: "", requested: "", version: 0, figure: null, corrected: false };
     state.blocks.set(blockId, block);
     return block;
   }
@@ -295,6 +327,19 @@ export class StreamingRenderer {
       section.append(notice);
     }
     notice.textContent = text;
+  }
+}
+
+/** A corrected block wears its mark (class, attribute, title); renders keep it (see apply). */
+function wearCorrected(block: BlockState): void {
+  const element = block.element;
+  element.classList.toggle("corrected", block.corrected);
+  if (block.corrected) {
+    element.dataset["corrected"] = "true";
+    element.title = CORRECTED_TITLE;
+  } else if (element.dataset["corrected"]) {
+    delete element.dataset["corrected"];
+    element.removeAttribute("title");
   }
 }
 
