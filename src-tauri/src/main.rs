@@ -14,6 +14,7 @@ mod library;
 mod model_download;
 mod page_protocol;
 mod reading;
+mod region_command;
 mod remote_engine;
 
 use std::path::PathBuf;
@@ -50,8 +51,10 @@ fn main() -> anyhow::Result<()> {
             commands::render_markdown,
             commands::notices,
             export_command::export_document,
-            corrections::correct_block,
-            corrections::forget_correction,
+            corrections::commands::correct_block,
+            corrections::commands::forget_correction,
+            corrections::commands::add_block,
+            region_command::read_region,
             commands::download_model,
             commands::cancel_model_download,
             commands::engine_settings,

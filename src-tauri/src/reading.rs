@@ -332,7 +332,7 @@ impl Readings {
     /// Who reads: recorded output when `DEEPREAD_REPLAY` names a folder of it (demos and the desktop
     /// tests), else the server of the engine settings when they choose one, else the model with the
     /// chosen mode, else the text layer with a word on why.
-    fn recognizer(
+    pub(crate) fn recognizer(
         &self,
         mode: ReadingMode,
         resolution: Resolution,

@@ -249,6 +249,7 @@ fn a_correction_kept_in_the_cache_is_in_every_export_and_the_reading_is_kept() {
             boxes: block["boxes"].clone(),
             original: original.clone(),
             markdown: "Corrected by a person.".into(),
+            label: None,
             edited_at_ms: 1,
         },
     );

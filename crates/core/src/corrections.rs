@@ -9,18 +9,31 @@ use crate::events::{Block, BoxNorm};
 use crate::export::PageExport;
 use crate::markdown::as_in_page;
 
-/// One block as a person corrected it.
+/// Blocks a person added (a region read again and kept) have ids from here up: past any reading's blocks, so
+/// that they never take a reading block's place.
+pub const ADDED_FROM: u32 = 1_000_000;
+
+/// One block as a person corrected it, or added it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Correction {
     /// 0-based page index.
     pub page: usize,
-    /// The block's place on its page when it was corrected.
+    /// The block's place on its page when it was corrected; from [`ADDED_FROM`] up, a block added.
     pub block_id: u32,
     pub boxes: Vec<BoxNorm>,
-    /// The block's Markdown as the reading had it then.
+    /// The block's Markdown as the reading had it then; empty for a block added.
     pub original: String,
     /// The person's Markdown.
     pub markdown: String,
+    /// The label of a block added ("text" when not known); `None` for a correction of a reading's block.
+    pub label: Option<String>,
+}
+
+impl Correction {
+    /// Whether this is a block the person added rather than a correction of one the reading has.
+    pub fn is_added(&self) -> bool {
+        self.block_id >= ADDED_FROM
+    }
 }
 
 /// What became of one correction.
@@ -31,6 +44,8 @@ pub enum Laid {
     /// The reading has other text where the corrected block was: `block` is the block now there (the one its
     /// boxes overlap most), if any.
     Differs { block: Option<u32>, now: String },
+    /// A block the person added, shown as block `block` after the reading's own.
+    Added { block: u32 },
 }
 
 /// Lays the corrections of `page` over it (those of other pages are left out), and says what became of each,
@@ -39,8 +54,19 @@ pub fn correct_page(page: &mut PageExport, corrections: &[Correction]) -> Vec<La
     let spans = block_spans(&page.markdown, &page.blocks);
     let mut splices: Vec<(Range<usize>, String)> = Vec::new();
     let mut laid = Vec::new();
+    let reading_blocks = page.blocks.len();
     for correction in corrections.iter().filter(|c| c.page == page.index) {
-        match corrected_block(&page.blocks, correction) {
+        if correction.is_added() {
+            let at = insertion_point(&page.blocks[..reading_blocks], &spans, &correction.boxes)
+                .unwrap_or(page.markdown.len());
+            splices.push((at..at, added_text(&correction.markdown, at, &page.markdown)));
+            page.blocks.push(added_block(correction));
+            laid.push(Laid::Added {
+                block: correction.block_id,
+            });
+            continue;
+        }
+        match corrected_block(&page.blocks[..reading_blocks], correction) {
             Some(index) => {
                 if let Some(span) = spans[index].clone() {
                     splices.push((span, as_in_page(correction.markdown.trim())));
@@ -59,8 +85,9 @@ pub fn correct_page(page: &mut PageExport, corrections: &[Correction]) -> Vec<La
             }
         }
     }
-    // From the end, so that earlier spans stay where they are.
-    splices.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    // From the end, so that earlier spans stay where they are; at one place, the block replaced before the
+    // block added in front of it.
+    splices.sort_by_key(|(span, _)| std::cmp::Reverse((span.start, span.end)));
     for (span, text) in splices {
         page.markdown.replace_range(span, &text);
     }
@@ -78,6 +105,59 @@ pub fn correct_pages(pages: &mut [PageExport], corrections: &[Correction]) -> Ve
                 .map(move |laid| (index, laid))
         })
         .collect()
+}
+
+/// A block the person added, as the page lists it.
+fn added_block(correction: &Correction) -> Block {
+    Block {
+        id: correction.block_id,
+        label: correction
+            .label
+            .clone()
+            .unwrap_or_else(|| "text".to_owned()),
+        boxes: correction.boxes.clone(),
+        markdown: correction.markdown.clone(),
+        warning: None,
+    }
+}
+
+/// Where in the page's Markdown a block added at `boxes` reads: before the first block found in the Markdown
+/// that starts lower on the page (`None`: after them all).
+fn insertion_point(
+    blocks: &[Block],
+    spans: &[Option<Range<usize>>],
+    boxes: &[BoxNorm],
+) -> Option<usize> {
+    let top = boxes.iter().map(|b| b.y1).min()?;
+    blocks
+        .iter()
+        .zip(spans)
+        .filter(|(block, _)| {
+            block
+                .boxes
+                .iter()
+                .map(|b| b.y1)
+                .min()
+                .is_some_and(|y| y > top)
+        })
+        .find_map(|(_, span)| span.as_ref().map(|span| span.start))
+}
+
+/// The added block's Markdown as it goes in at byte `at` of the page's: a paragraph of its own.
+fn added_text(markdown: &str, at: usize, page: &str) -> String {
+    let text = as_in_page(markdown.trim());
+    if at >= page.len() {
+        let gap = if page.is_empty() || page.ends_with("\n\n") {
+            ""
+        } else if page.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        format!("{gap}{text}\n")
+    } else {
+        format!("{text}\n\n")
+    }
 }
 
 /// The block the correction was made to: the one at its place if it still has the corrected text, else the
@@ -102,7 +182,8 @@ fn corrected_block(blocks: &[Block], correction: &Correction) -> Option<usize> {
         .map(|(at, _)| at)
 }
 
-fn most_overlapping<'b>(blocks: &'b [Block], boxes: &[BoxNorm]) -> Option<&'b Block> {
+/// The block whose boxes overlap `boxes` most (and at all).
+pub fn most_overlapping<'b>(blocks: &'b [Block], boxes: &[BoxNorm]) -> Option<&'b Block> {
     blocks
         .iter()
         .map(|b| (b, overlap(&b.boxes, boxes)))
@@ -178,6 +259,7 @@ mod tests {
             }],
             original: original.into(),
             markdown: markdown.into(),
+            label: None,
         }
     }
 
@@ -248,6 +330,69 @@ mod tests {
             page_changed, before,
             "nothing is laid over a different reading"
         );
+    }
+
+    fn added(block_id: u32, boxes: [u16; 4], markdown: &str) -> Correction {
+        Correction {
+            label: Some("table".into()),
+            ..fix(block_id, boxes, "", markdown)
+        }
+    }
+
+    #[test]
+    fn an_added_block_reads_where_its_box_is_and_is_listed_after_the_readings_blocks() {
+        let mut page = page(RAW);
+        let before = page.markdown.clone();
+        // Between the figure (top 220) and the last paragraph (top 620), and one below everything.
+        let laid = correct_page(
+            &mut page,
+            &[
+                added(ADDED_FROM, [80, 605, 920, 615], "| a | b |"),
+                added(ADDED_FROM + 1, [80, 900, 920, 950], "Footnote."),
+            ],
+        );
+        assert_eq!(
+            laid,
+            vec![
+                Laid::Added { block: ADDED_FROM },
+                Laid::Added {
+                    block: ADDED_FROM + 1
+                }
+            ]
+        );
+        let ids: Vec<u32> = page.blocks.iter().map(|b| b.id).collect();
+        assert_eq!(ids, vec![0, 1, 2, 3, ADDED_FROM, ADDED_FROM + 1]);
+        assert_eq!(page.blocks[4].label, "table");
+        let last = before.rfind("The pump delivers").unwrap();
+        let mut want = before.clone();
+        want.insert_str(last, "| a | b |\n\n");
+        want.push_str(if want.ends_with('\n') {
+            "\nFootnote.\n"
+        } else {
+            "\n\nFootnote.\n"
+        });
+        assert_eq!(page.markdown, want);
+    }
+
+    #[test]
+    fn an_added_block_beside_a_corrected_one_at_the_same_place_keeps_both() {
+        let mut page = page(RAW);
+        // Added just above the first paragraph, which is corrected too.
+        correct_page(
+            &mut page,
+            &[
+                added(ADDED_FROM, [80, 95, 920, 99], "Inserted."),
+                fix(
+                    1,
+                    [80, 100, 920, 200],
+                    "The pump delivers 12 l/mim.",
+                    "12 l/min.",
+                ),
+            ],
+        );
+        let inserted = page.markdown.find("Inserted.\n\n12 l/min.");
+        assert!(inserted.is_some(), "{}", page.markdown);
+        assert!(!page.markdown.contains("l/mim.\n\n<|"), "{}", page.markdown);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod markdown;
 pub mod pipeline;
 pub mod reading;
 pub mod recognizer;
+pub mod region;
 pub mod sentinel;
 pub mod text_layer;
 

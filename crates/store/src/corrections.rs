@@ -19,6 +19,8 @@ pub struct Correction {
     pub original: String,
     /// The person's Markdown.
     pub markdown: String,
+    /// The label of a block the person added; `None` for a correction of the reading's own block.
+    pub label: Option<String>,
     /// Milliseconds since the Unix epoch.
     pub edited_at_ms: i64,
 }
@@ -31,6 +33,7 @@ struct CorrectionRow {
     boxes_json: String,
     original: String,
     markdown: String,
+    label: Option<String>,
     edited_at_ms: i64,
 }
 
@@ -56,6 +59,7 @@ impl CorrectionRow {
             document_hash: self.document_hash,
             original: self.original,
             markdown: self.markdown,
+            label: self.label,
             edited_at_ms: self.edited_at_ms,
         })
     }
@@ -67,12 +71,13 @@ impl Store {
     pub async fn save_correction(&self, correction: &Correction) -> Result<(), StoreError> {
         let outcome = sqlx::query(
             "INSERT INTO corrections \
-               (document_hash, page_index, block_id, boxes_json, original, markdown, edited_at_ms) \
-             VALUES (?, ?, ?, ?, ?, ?, ?) \
+               (document_hash, page_index, block_id, boxes_json, original, markdown, label, edited_at_ms) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (document_hash, page_index, block_id) DO UPDATE SET \
                boxes_json = excluded.boxes_json, \
                original = excluded.original, \
                markdown = excluded.markdown, \
+               label = excluded.label, \
                edited_at_ms = excluded.edited_at_ms",
         )
         .bind(&correction.document_hash)
@@ -81,6 +86,7 @@ impl Store {
         .bind(correction.boxes.to_string())
         .bind(&correction.original)
         .bind(&correction.markdown)
+        .bind(&correction.label)
         .bind(correction.edited_at_ms)
         .execute(&self.pool)
         .await;
@@ -92,7 +98,7 @@ impl Store {
     /// Every correction of a document, by page and block.
     pub async fn corrections(&self, hash: &str) -> Result<Vec<Correction>, StoreError> {
         let rows: Vec<CorrectionRow> = sqlx::query_as(
-            "SELECT document_hash, page_index, block_id, boxes_json, original, markdown, edited_at_ms \
+            "SELECT document_hash, page_index, block_id, boxes_json, original, markdown, label, edited_at_ms \
              FROM corrections WHERE document_hash = ? ORDER BY page_index, block_id",
         )
         .bind(hash)

@@ -16,6 +16,7 @@ fn correction(block_id: u32, markdown: &str) -> Correction {
         boxes: json!([[120, 80, 880, 140]]),
         original: format!("the reading's text of block {block_id}"),
         markdown: markdown.to_owned(),
+        label: None,
         edited_at_ms: 7_000 + i64::from(block_id),
     }
 }
@@ -111,13 +112,13 @@ async fn a_cache_from_before_corrections_gains_them_and_keeps_its_pages() {
         .await
         .unwrap();
     store.close().await;
-    // Undo the corrections migration, as a cache written by the release before it would be.
+    // Undo the corrections migrations, as a cache written by the release before them would be.
     let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
     for statement in [
         "DROP TABLE corrections",
-        "DELETE FROM _sqlx_migrations WHERE version = 2",
+        "DELETE FROM _sqlx_migrations WHERE version >= 2",
         "PRAGMA user_version = 1",
     ] {
         sqlx::query(statement).execute(&mut conn).await.unwrap();
@@ -135,4 +136,24 @@ async fn a_cache_from_before_corrections_gains_them_and_keeps_its_pages() {
         .await
         .unwrap();
     assert_eq!(store.corrections(HASH).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_block_a_person_added_keeps_its_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&cache_path(dir.path())).await.unwrap();
+    store.upsert_document(&document(HASH, 1_000)).await.unwrap();
+    let added = Correction {
+        block_id: 1_000_000,
+        original: String::new(),
+        label: Some("table".into()),
+        ..correction(0, "| a | b |")
+    };
+    store.save_correction(&added).await.unwrap();
+    store
+        .save_correction(&correction(1, "A fix"))
+        .await
+        .unwrap();
+    let kept = store.corrections(HASH).await.unwrap();
+    assert_eq!(kept, vec![correction(1, "A fix"), added]);
 }

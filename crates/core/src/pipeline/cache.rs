@@ -108,6 +108,7 @@ impl Cache {
                 boxes: serde_json::from_value::<Vec<BoxNorm>>(c.boxes).unwrap_or_default(),
                 original: c.original,
                 markdown: c.markdown,
+                label: c.label,
             })
             .collect())
     }
@@ -121,6 +122,7 @@ impl Cache {
             boxes: serde_json::to_value(&correction.boxes).unwrap_or_default(),
             original: correction.original.clone(),
             markdown: correction.markdown.clone(),
+            label: correction.label.clone(),
             edited_at_ms: deepread_store::now_ms(),
         };
         self.runtime.block_on(self.store.save_correction(&kept))

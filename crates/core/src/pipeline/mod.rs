@@ -5,6 +5,7 @@
 mod cache;
 mod cancel;
 mod prepare;
+pub(crate) use prepare::prepare_page;
 mod sink;
 
 use std::sync::Arc;

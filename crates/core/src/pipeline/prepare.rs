@@ -92,7 +92,7 @@ impl PageFeed for PreparedPages {
     }
 }
 
-fn prepare_page(
+pub(crate) fn prepare_page(
     document: &Document,
     page: usize,
     needs: PageNeeds,

@@ -1,96 +1,14 @@
-//! A person's corrections of blocks, from the window: kept in the cache beside the model's text, laid over
-//! every finished page a reading sends the window, and over the page a correction was just made to or
-//! dropped from.
+//! The window's commands on corrections: keep a person's text for a block, drop it, add a block of a region
+//! read again. Each answers with the page as it now shows.
 
-use deepread_core::corrections::{correct_page, Correction, Laid};
-use deepread_core::events::Block;
+use deepread_core::corrections::{correct_page, Correction, Laid, ADDED_FROM};
+use deepread_core::events::BoxNorm;
 use deepread_core::export::PageExport;
 use deepread_core::pipeline::Cache;
-use deepread_core::PageEvent;
-use serde::Serialize;
 use tauri::{AppHandle, Manager};
 
+use super::CorrectedPage;
 use crate::reading::Readings;
-
-/// A page as the window shows it: the reading with the person's corrections laid over it.
-#[derive(Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename = "corrected", rename_all = "camelCase")]
-pub struct CorrectedPage {
-    page: usize,
-    markdown: String,
-    blocks: Vec<Block>,
-    /// The blocks that show a person's correction.
-    corrected: Vec<u32>,
-    /// Corrections the reading no longer matches, for the person to keep or drop.
-    differing: Vec<DifferingCorrection>,
-}
-
-#[derive(Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DifferingCorrection {
-    /// The block the correction is kept under.
-    corrected_block: u32,
-    /// The person's Markdown.
-    mine: String,
-    /// The block now where the corrected one was, and its text.
-    block: Option<u32>,
-    now: String,
-}
-
-/// What a reading sends the window: its events, and after a finished page with corrections, that page corrected.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-pub enum WindowEvent {
-    Page(PageEvent),
-    Corrected(CorrectedPage),
-}
-
-impl CorrectedPage {
-    /// `page` as read, with the corrections of it laid over.
-    pub fn of(mut page: PageExport, corrections: &[Correction]) -> Self {
-        let of_page: Vec<&Correction> = corrections
-            .iter()
-            .filter(|c| c.page == page.index)
-            .collect();
-        let laid = correct_page(&mut page, corrections);
-        let mut corrected = Vec::new();
-        let mut differing = Vec::new();
-        for (correction, laid) in of_page.into_iter().zip(laid) {
-            match laid {
-                Laid::Applied { block } => corrected.push(block),
-                Laid::Differs { block, now } => differing.push(DifferingCorrection {
-                    corrected_block: correction.block_id,
-                    mine: correction.markdown.clone(),
-                    block,
-                    now,
-                }),
-            }
-        }
-        CorrectedPage {
-            page: page.index,
-            markdown: page.markdown,
-            blocks: page.blocks,
-            corrected,
-            differing,
-        }
-    }
-}
-
-/// The events the window gets for `event`: the event itself, and after a page that finished with blocks and
-/// has corrections, the page corrected.
-pub fn for_window(event: PageEvent, corrections: &[Correction]) -> Vec<WindowEvent> {
-    let corrected = match &event {
-        PageEvent::Done { page, .. } | PageEvent::Looped { page, .. }
-            if corrections.iter().any(|c| c.page == *page) =>
-        {
-            PageExport::from_event(&event).map(|read| CorrectedPage::of(read, corrections))
-        }
-        _ => None,
-    };
-    let mut events = vec![WindowEvent::Page(event)];
-    events.extend(corrected.map(WindowEvent::Corrected));
-    events
-}
 
 /// Keeps `markdown` as the person's text for block `block_id` of `page` as last read in this window, in place
 /// of whatever correction showed on that block and of the differing one kept under `replacing` (the person kept
@@ -136,6 +54,9 @@ fn keep_correction(
     replacing: Option<u32>,
 ) -> Result<CorrectedPage, String> {
     let page = read.index;
+    if block_id >= ADDED_FROM {
+        return rewrite_added(cache, id, read, block_id, markdown);
+    }
     let block = read
         .blocks
         .iter()
@@ -153,13 +74,70 @@ fn keep_correction(
             boxes: block.boxes.clone(),
             original: block.markdown.clone(),
             markdown,
+            label: None,
         };
         // Saved before the stale ones go: a process stopped in between loses nothing.
-        cache
-            .save_correction(id, &correction)
-            .map_err(|e| format!("Your correction could not be kept in the cache: {e}"))?;
+        save(cache, id, &correction)?;
     }
     forget(cache, id, page, &stale)?;
+    Ok(CorrectedPage::of(read, &kept_corrections(cache, id)?))
+}
+
+/// A block the person added, given new text; no text removes it.
+fn rewrite_added(
+    cache: &Cache,
+    id: &str,
+    read: PageExport,
+    block_id: u32,
+    markdown: String,
+) -> Result<CorrectedPage, String> {
+    let page = read.index;
+    let kept = kept_corrections(cache, id)?;
+    let added = kept
+        .iter()
+        .find(|c| c.page == page && c.block_id == block_id)
+        .ok_or_else(|| format!("Page {} has no block you added there any more.", page + 1))?;
+    if markdown.trim().is_empty() {
+        forget(cache, id, page, &[block_id])?;
+    } else {
+        let rewritten = Correction {
+            markdown,
+            ..added.clone()
+        };
+        save(cache, id, &rewritten)?;
+    }
+    Ok(CorrectedPage::of(read, &kept_corrections(cache, id)?))
+}
+
+/// Keeps `markdown`, labelled `label`, as a block of its own over `region` of the page, after the blocks the
+/// person added before.
+fn add_region_block(
+    cache: &Cache,
+    id: &str,
+    read: PageExport,
+    region: BoxNorm,
+    label: String,
+    markdown: String,
+) -> Result<CorrectedPage, String> {
+    if markdown.trim().is_empty() {
+        return Err("There is no text to add: the block would be empty.".to_owned());
+    }
+    let kept = kept_corrections(cache, id)?;
+    let next = kept
+        .iter()
+        .filter(|c| c.page == read.index && c.is_added())
+        .map(|c| c.block_id + 1)
+        .max()
+        .unwrap_or(ADDED_FROM);
+    let added = Correction {
+        page: read.index,
+        block_id: next,
+        boxes: vec![region],
+        original: String::new(),
+        markdown,
+        label: Some(label),
+    };
+    save(cache, id, &added)?;
     Ok(CorrectedPage::of(read, &kept_corrections(cache, id)?))
 }
 
@@ -175,6 +153,24 @@ fn drop_correction(
     }
     forget(cache, id, read.index, &dropped)?;
     Ok(CorrectedPage::of(read, &kept_corrections(cache, id)?))
+}
+
+/// Keeps `markdown` as a block of its own over `region` of `page`: what a region read again found, kept by the
+/// person.
+#[tauri::command]
+pub async fn add_block(
+    id: String,
+    page: usize,
+    region: BoxNorm,
+    label: String,
+    markdown: String,
+    app: AppHandle,
+) -> Result<CorrectedPage, String> {
+    off_the_window(app, move |readings| {
+        let (cache, read) = read_page(readings, &id, page)?;
+        add_region_block(cache, &id, read, region, label, markdown)
+    })
+    .await
 }
 
 /// Runs `work` on a blocking thread: the cache's queries must not hold up the window.
@@ -207,6 +203,12 @@ fn kept_corrections(cache: &Cache, id: &str) -> Result<Vec<Correction>, String> 
         .map_err(|e| format!("The corrections could not be read from the cache: {e}"))
 }
 
+fn save(cache: &Cache, id: &str, correction: &Correction) -> Result<(), String> {
+    cache
+        .save_correction(id, correction)
+        .map_err(|e| format!("Your correction could not be kept in the cache: {e}"))
+}
+
 fn forget(cache: &Cache, id: &str, page: usize, blocks: &[u32]) -> Result<(), String> {
     for &block in blocks {
         cache
@@ -231,46 +233,8 @@ fn laid_on(read: &PageExport, corrections: &[Correction], block: u32) -> Vec<u32
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deepread_core::events::PageStats;
-    use deepread_core::markdown::{markdown_from_raw, MarkdownOptions};
-    use deepread_core::Parser;
+    use crate::corrections::tests::{done, RAW};
     use deepread_store::{DocumentRecord, Store};
-
-    const RAW: &str = "<|ref|>title<|/ref|><|det|>[[80, 40, 920, 90]]<|/det|>\n# Pump manual\n\n\
-        <|ref|>text<|/ref|><|det|>[[80, 100, 920, 200]]<|/det|>\nThe pump delivers 12 l/mim.\n";
-
-    fn done(page: usize, raw: &str) -> PageEvent {
-        let mut parser = Parser::new();
-        parser.push(raw);
-        parser.finish();
-        PageEvent::Done {
-            page,
-            markdown: markdown_from_raw(raw, &MarkdownOptions::for_page(page)),
-            blocks: parser.blocks().to_vec(),
-            stats: PageStats {
-                prompt_tokens: 0,
-                generated_tokens: 0,
-                vision_ms: 0,
-                prefill_ms: 0,
-                decode_ms: 0,
-                tokens_per_s: 0.0,
-                recognizer: "test".into(),
-            },
-        }
-    }
-
-    fn correction(page: usize, original: &str, markdown: &str) -> Correction {
-        let PageEvent::Done { blocks, .. } = done(page, RAW) else {
-            unreachable!()
-        };
-        Correction {
-            page,
-            block_id: 1,
-            boxes: blocks[1].boxes.clone(),
-            original: original.into(),
-            markdown: markdown.into(),
-        }
-    }
 
     /// A real cache file with the document in it, and its runtime.
     fn cache() -> (tempfile::TempDir, tokio::runtime::Runtime, Cache) {
@@ -414,65 +378,74 @@ mod tests {
     }
 
     #[test]
-    fn a_finished_page_with_a_correction_is_followed_by_the_page_corrected() {
-        let fix = correction(
-            3,
-            "The pump delivers 12 l/mim.",
-            "The pump delivers 12 l/min.",
-        );
-        let events = for_window(done(3, RAW), &[fix]);
-        let json = serde_json::to_value(&events).unwrap();
-        assert_eq!(json[0]["type"], "done", "the reading's own event first");
+    fn a_region_kept_as_a_block_is_added_edited_and_removed() {
+        let (_dir, _runtime, cache) = cache();
+        let region = BoxNorm {
+            x1: 80,
+            y1: 300,
+            x2: 920,
+            y2: 400,
+        };
+        let shown = add_region_block(
+            &cache,
+            HASH,
+            read(2, RAW),
+            region,
+            "table".into(),
+            "| a |".into(),
+        )
+        .unwrap();
+        assert_eq!(shown.added, vec![ADDED_FROM]);
+        assert!(shown.corrected.is_empty());
+        let block = shown.blocks.iter().find(|b| b.id == ADDED_FROM).unwrap();
         assert_eq!(
-            json[0]["blocks"][1]["markdown"].as_str().unwrap().trim(),
-            "The pump delivers 12 l/mim."
+            (block.label.as_str(), block.boxes.clone()),
+            ("table", vec![region])
         );
-        let corrected = &json[1];
-        assert_eq!(corrected["type"], "corrected");
-        assert_eq!(corrected["page"], 3);
-        assert_eq!(corrected["corrected"], serde_json::json!([1]));
-        assert_eq!(corrected["differing"], serde_json::json!([]));
+        assert!(shown.markdown.ends_with("| a |\n"), "{}", shown.markdown);
+
+        let second = add_region_block(
+            &cache,
+            HASH,
+            read(2, RAW),
+            region,
+            "text".into(),
+            "More.".into(),
+        )
+        .unwrap();
+        assert_eq!(second.added, vec![ADDED_FROM, ADDED_FROM + 1]);
+
+        let edited =
+            keep_correction(&cache, HASH, read(2, RAW), ADDED_FROM, "| b |".into(), None).unwrap();
+        let block = edited.blocks.iter().find(|b| b.id == ADDED_FROM).unwrap();
         assert_eq!(
-            corrected["blocks"][1]["markdown"],
-            "The pump delivers 12 l/min."
+            (block.markdown.as_str(), block.label.as_str()),
+            ("| b |", "table")
         );
-        let markdown = corrected["markdown"].as_str().unwrap();
+
+        let removed = drop_correction(&cache, HASH, read(2, RAW), ADDED_FROM).unwrap();
+        assert_eq!(removed.added, vec![ADDED_FROM + 1]);
+        let emptied = keep_correction(
+            &cache,
+            HASH,
+            read(2, RAW),
+            ADDED_FROM + 1,
+            "  ".into(),
+            None,
+        )
+        .unwrap();
+        assert!(emptied.added.is_empty() && cache.corrections(HASH).unwrap().is_empty());
         assert!(
-            markdown.contains("12 l/min.") && !markdown.contains("l/mim."),
-            "{markdown}"
-        );
-    }
-
-    #[test]
-    fn pages_without_corrections_and_other_events_pass_alone() {
-        let fix = correction(3, "The pump delivers 12 l/mim.", "12 l/min.");
-        assert_eq!(
-            for_window(done(4, RAW), std::slice::from_ref(&fix)).len(),
-            1
-        );
-        assert_eq!(for_window(PageEvent::Started { page: 3 }, &[fix]).len(), 1);
-    }
-
-    #[test]
-    fn a_reading_that_wrote_something_else_asks_with_both_texts() {
-        let fix = correction(0, "The pump delivers 12 l/mim.", "12 l/min.");
-        let reread = RAW.replace("12 l/mim.", "twelve litres a minute.");
-        let events = for_window(done(0, &reread), &[fix]);
-        let json = serde_json::to_value(&events[1]).unwrap();
-        assert_eq!(json["corrected"], serde_json::json!([]));
-        assert_eq!(
-            json["differing"],
-            serde_json::json!([{
-                "correctedBlock": 1,
-                "mine": "12 l/min.",
-                "block": 1,
-                "now": "The pump delivers twelve litres a minute."
-            }])
-        );
-        assert_eq!(
-            json["blocks"][1]["markdown"].as_str().unwrap().trim(),
-            "The pump delivers twelve litres a minute.",
-            "the new reading shows until the person chooses"
+            add_region_block(
+                &cache,
+                HASH,
+                read(2, RAW),
+                region,
+                "text".into(),
+                "\n".into()
+            )
+            .is_err(),
+            "nothing to add"
         );
     }
 }
