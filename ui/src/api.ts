@@ -211,3 +211,47 @@ export function correctBlock(correction: BlockCorrection): Promise<CorrectedPage
 export function forgetCorrection(block: CorrectedBlock): Promise<CorrectedPage> {
   return invoke<CorrectedPage>("forget_correction", { ...block });
 }
+
+/** A region of a page to read again (`id`: the document), with the mode and resolution the top bar shows. */
+export interface RegionRequest extends ReadingChoice {
+  id: string;
+  page: number;
+  region: BoxNorm;
+}
+
+/** `RegionRead` of src-tauri/src/region_command.rs: what a region of a page reads as. */
+export interface RegionRead {
+  page: number;
+  region: BoxNorm;
+  /** The region's Markdown as read. */
+  markdown: string;
+  /** The label of what was read ("text", "table", ...): the block's label if added. */
+  label: string;
+  /** The block of the page shown whose boxes the region overlaps most, or null: what "Replace" replaces. */
+  overlaps: number | null;
+  /** Who read it, e.g. "DeepSeek-OCR-2" or "text layer". */
+  recognizer: string;
+  /** The model looped and was stopped: the text is what came before the loop. */
+  looped: boolean;
+}
+
+/** Reads a region of a page alone: Rust crops the page and reads the crop (the model may take seconds).
+ * Rejects with why it could not (the region is too small, the page could not be rendered, the model failed). */
+export function readRegion(request: RegionRequest): Promise<RegionRead> {
+  return invoke<RegionRead>("read_region", { ...request });
+}
+
+/** A block the person adds to a page: text (a region's, as read and edited), with the region as its box. */
+export interface AddedBlock {
+  id: string;
+  page: number;
+  region: BoxNorm;
+  label: string;
+  markdown: string;
+}
+
+/** Keeps a new block on a page, stored in the cache as corrections are. Resolves with the page as it now
+ * shows; rejects with why it could not be kept. */
+export function addBlock(block: AddedBlock): Promise<CorrectedPage> {
+  return invoke<CorrectedPage>("add_block", { ...block });
+}

@@ -73,6 +73,8 @@ export interface CorrectedPage {
   blocks: Block[];
   /** Ids of the blocks that show a person's correction. */
   corrected: number[];
+  /** Ids of the blocks the person added (a region read again): after the reading's blocks, never in `corrected`. */
+  added: number[];
   /** Corrections the latest reading no longer matches: the person chooses to keep or drop each. */
   differing: DifferingCorrection[];
 }

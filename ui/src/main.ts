@@ -54,9 +54,11 @@ let session: DocumentSession | undefined;
 /** The page shown, as the session last said. */
 let currentPage = 0;
 
-const pageView = new PageView(element("page-pane"), {
-  onSelect: (blockId) => session?.selectBox(blockId),
-});
+const pageView = new PageView(
+  element("page-pane"),
+  { onSelect: (blockId) => session?.selectBox(blockId) },
+  (region) => session?.readRegion(region),
+);
 const library = new LibraryPane(element("library-pane"), (page) => showPage(page));
 const modelPanel = new ModelDownloadPanel(element("model-panel"), {
   say: (message) => say(message),

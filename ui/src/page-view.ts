@@ -1,11 +1,14 @@
 // The centre pane: the current page, rendered by PDFium at the width it is shown at, with the model's
-// boxes drawn over it, the label legend, and the zoom (fit width, fit page, + and −).
+// boxes drawn over it, the label legend, the zoom (fit width, fit page, + and −), and the Region toggle
+// that draws a region of the page to read again.
 import { pageImageUrl, type DocumentInfo, type PageSize } from "./api";
+import type { BoxNorm } from "./events";
 import { describeScale, displayWidth, scaleOf, stepZoom, type Area, type Zoom } from "./layout/zoom";
 import { BoxLayer, type BoxLayerOptions } from "./overlay/box-layer";
 import { Legend } from "./overlay/legend";
 import { boxInView, scrollToBox } from "./reading/follow";
 import { PaneFollower } from "./reading/pane-follower";
+import { RegionSelect } from "./region/region-select";
 
 /** The pane's padding and the gap under the toolbar (styles.css), taken off the room a page has. */
 const PANE_PADDING_PX = 16;
@@ -14,6 +17,8 @@ const TOOLBAR_GAP_PX = 8;
 export class PageView {
   readonly boxes: BoxLayer;
   readonly legend: Legend;
+  /** A region drawn on the page, to read again. */
+  readonly region: RegionSelect;
   /** Keeps the reading head's box in view while the page shown is read. */
   readonly follower: PaneFollower;
   private readonly toolbar: HTMLDivElement;
@@ -31,6 +36,8 @@ export class PageView {
   constructor(
     private readonly root: HTMLElement,
     boxOptions: BoxLayerOptions,
+    /** A region was drawn on the page shown. */
+    onRegion: (region: BoxNorm) => void = () => {},
   ) {
     this.frame = document.createElement("div");
     this.frame.className = "page-frame";
@@ -38,11 +45,12 @@ export class PageView {
     this.boxes = new BoxLayer(this.layer, boxOptions);
     this.legendBar = document.createElement("div");
     this.legend = new Legend(this.legendBar, this.boxes);
+    this.region = new RegionSelect(this.layer, this.frame, this.boxes, onRegion);
     this.zoomLabel = document.createElement("span");
     this.zoomLabel.className = "zoom-label";
     this.toolbar = document.createElement("div");
     this.toolbar.className = "page-toolbar";
-    this.toolbar.append(this.legendBar, this.zoomControls());
+    this.toolbar.append(this.legendBar, this.region.button, this.zoomControls());
     this.follower = new PaneFollower(root, { inView: boxInView, scrollTo: scrollToBox, smooth: true, what: "the box being read" });
     new ResizeObserver(() => this.applyZoom()).observe(root);
   }
@@ -68,6 +76,7 @@ export class PageView {
     this.image = image;
     this.shown = { doc, page, size };
     this.requestedPx = 0;
+    this.region.clear();
     this.boxes.clear();
     this.legend.refresh();
     this.frame.replaceChildren(image, this.layer);
@@ -144,6 +153,7 @@ export class PageView {
     if (!image || image.naturalWidth === 0) return;
     const page = { width: image.naturalWidth, height: image.naturalHeight };
     this.boxes.setPage(page, { zoom: image.clientWidth / image.naturalWidth, rotation: 0 });
+    this.region.place();
     // The boxes moved with the zoom: the head may be out of view now.
     this.follower.look();
   }

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { correctBlock, readDocument, type DocumentInfo } from "./api";
+import { addBlock, correctBlock, readDocument, readRegion, type DocumentInfo } from "./api";
 import type { Block, CorrectedPage, ReadingEvent } from "./events";
 import { PageView } from "./page-view";
 import { DEFAULT_CHOICE } from "./reading/modes";
@@ -16,9 +16,12 @@ vi.mock("./api", async (original) => ({
   stopReading: vi.fn(() => Promise.resolve()),
   correctBlock: vi.fn(),
   forgetCorrection: vi.fn(),
+  readRegion: vi.fn(),
+  addBlock: vi.fn(),
 }));
 
-const DOC: DocumentInfo = { id: "doc-1", path: "/d.pdf", title: "d", pages: [{ width_pt: 100, height_pt: 100 }] };
+const PAGE = { width_pt: 100, height_pt: 100 };
+const DOC: DocumentInfo = { id: "doc-1", path: "/d.pdf", title: "d", pages: [PAGE, PAGE] };
 const READ: Block[] = [
   { id: 0, label: "title", boxes: [{ x1: 1, y1: 1, x2: 9, y2: 9 }], markdown: "# Misread", warning: null },
   { id: 1, label: "text", boxes: [{ x1: 1, y1: 10, x2: 9, y2: 19 }], markdown: "Body", warning: null },
@@ -28,6 +31,7 @@ const CORRECTED: CorrectedPage = {
   markdown: "# Read right\n\nBody",
   blocks: [{ ...READ[0]!, markdown: "# Read right" }, READ[1]!],
   corrected: [0],
+  added: [],
   differing: [],
 };
 
@@ -55,7 +59,7 @@ async function setup() {
     send({ type: "started", page: 0 });
     send({ type: "done", page: 0, markdown: "# Misread\n\nBody", blocks: READ, stats: STATS });
   };
-  return { session, content, send, block, readPage, say };
+  return { session, content, pagePane, send, block, readPage, say };
 }
 
 afterEach(() => {
@@ -117,5 +121,65 @@ describe("DocumentSession's corrections", () => {
     await new Promise((resolve) => setTimeout(resolve));
     expect(block(0), "the new reading has no blocks yet").toBeNull();
     expect(say).not.toHaveBeenCalled();
+  });
+});
+
+describe("DocumentSession's regions", () => {
+  const REGION = { x1: 10, y1: 20, x2: 90, y2: 40 };
+  const ADDED: CorrectedPage = {
+    page: 0,
+    markdown: "# Misread\n\nBody\n\nFound",
+    blocks: [...READ, { id: 1_000_000, label: "text", boxes: [REGION], markdown: "Found", warning: null }],
+    corrected: [],
+    added: [1_000_000],
+    differing: [],
+  };
+
+  it("reads a region of the page shown only once the page is read, saying why not before", async () => {
+    const { session, pagePane, send, say } = await setup();
+    session.showPage(0);
+    session.readRegion(REGION);
+    expect(say).toHaveBeenCalledWith("Page 1 is not read yet: read it, then read a region of it.");
+    send({ type: "started", page: 0 });
+    session.readRegion(REGION);
+    expect(say).toHaveBeenLastCalledWith("Page 1 is being read: read a region of it once it is done.");
+    expect(readRegion).not.toHaveBeenCalled();
+    expect(pagePane.querySelector("#region-panel")).toBeNull();
+  });
+
+  it("adds the region's text as a block, marked and boxed like the reading's, and says so", async () => {
+    const { session, content, pagePane, block, readPage, say } = await setup();
+    readPage();
+    session.showPage(0);
+    vi.mocked(readRegion).mockResolvedValueOnce({ page: 0, region: REGION, markdown: "Found", label: "text", overlaps: null, recognizer: "text layer", looped: false });
+    vi.mocked(addBlock).mockResolvedValueOnce(ADDED);
+    session.readRegion(REGION);
+    expect(readRegion).toHaveBeenCalledWith({ id: "doc-1", page: 0, region: REGION, ...DEFAULT_CHOICE });
+    const panel = () => pagePane.querySelector<HTMLElement>("#region-panel");
+    expect(panel()?.closest(".page-frame"), "beside the region, on the page").not.toBeNull();
+    await vi.waitFor(() => expect(panel()?.dataset["state"]).toBe("read"));
+    pagePane.querySelector<HTMLButtonElement>("#region-add")!.click();
+    await vi.waitFor(() => expect(panel()).toBeNull());
+    expect(addBlock).toHaveBeenCalledWith({ id: "doc-1", page: 0, region: REGION, label: "text", markdown: "Found" });
+    expect(block(1_000_000)?.dataset["added"]).toBe("true");
+    expect(block(1_000_000)?.innerHTML).toBe("<p>Found</p>");
+    expect(pagePane.querySelector('.grounding-box[data-block-id="1000000"]')).not.toBeNull();
+    expect(session.pageMarkdown(0)).toBe("# Misread\n\nBody\n\nFound");
+    expect(say).toHaveBeenLastCalledWith("Block added to page 1 from the region read by text layer.");
+
+    // Its editor removes it rather than going back to the reading's text.
+    session.editBlock(0, 1_000_000);
+    expect(content.querySelector(".block-editor-revert")?.textContent).toBe("Remove this block");
+  });
+
+  it("drops the panel when another page is shown", async () => {
+    const { session, pagePane, readPage } = await setup();
+    readPage();
+    session.showPage(0);
+    vi.mocked(readRegion).mockReturnValueOnce(new Promise(() => {}));
+    session.readRegion(REGION);
+    expect(pagePane.querySelector("#region-panel")).not.toBeNull();
+    session.showPage(1);
+    expect(pagePane.querySelector("#region-panel")).toBeNull();
   });
 });

@@ -1,11 +1,14 @@
 // One open document being read: events from Rust go to the Markdown pane, the block index, the
 // boxes on the page shown and the status bar's figures; boxes and blocks link to each other both ways.
-// The person's corrections of blocks are laid over the pages read, wherever their text is used.
+// The person's corrections of blocks, and the blocks they add from regions read again, are laid over the
+// pages read, wherever their text is used.
 import {
+  addBlock,
   correctBlock,
   figureImageUrl,
   forgetCorrection,
   readDocument,
+  readRegion,
   renderMarkdown,
   stopReading,
   type DocumentInfo,
@@ -15,7 +18,7 @@ import { pageSource } from "./clipboard";
 import { BlockEditor } from "./corrections/block-editor";
 import { canCorrect, describeCorrected } from "./corrections/corrected-page";
 import { CorrectionPrompts } from "./corrections/correction-prompt";
-import type { Block, CorrectedPage, PageEvent, ReadingEvent } from "./events";
+import type { Block, BoxNorm, CorrectedPage, PageEvent, ReadingEvent } from "./events";
 import { BlockIndex, type BlockRef } from "./linking/block-index";
 import { figureAspect, figureElement, pageWidthForFigure } from "./markdown/figure";
 import { StreamingRenderer, type PageStatus } from "./markdown/streaming-renderer";
@@ -25,6 +28,7 @@ import type { PageView } from "./page-view";
 import type { PaneFollower } from "./reading/pane-follower";
 import { describeChoice, MODE_OPTIONS, retryChoice, type ReadingChoice } from "./reading/modes";
 import { pagesForReRead } from "./reading/reread";
+import { describeUnread, RegionPanel } from "./region/region-panel";
 import type { SearchTarget } from "./search/search-bar";
 import { ReadingProgress } from "./status/progress";
 
@@ -40,7 +44,7 @@ export interface SessionHooks {
   choice: () => ReadingChoice;
   /** Another page is shown (a search match, a clicked block of another page). */
   onPageShown: (page: number) => void;
-  /** A line for the status bar: what a correction did. */
+  /** A line for the status bar: what a correction, or a region read again, did. */
   say: (message: string) => void;
 }
 
@@ -62,6 +66,8 @@ export class DocumentSession implements SearchTarget {
   /** The person's corrections: the editor of a block, and the prompts of corrections a re-read no longer matches. */
   private readonly editor: BlockEditor;
   private readonly prompts: CorrectionPrompts;
+  /** A region of the page shown read again, to add as a block or to replace one with. */
+  private readonly regionPanel: RegionPanel;
 
   constructor(
     readonly doc: DocumentInfo,
@@ -86,9 +92,15 @@ export class DocumentSession implements SearchTarget {
     this.markdown.setSource(view.source);
     this.progress = new ReadingProgress(doc.pages.length);
     const commands = { correctBlock, forgetCorrection };
-    const answered = (answer: CorrectedPage, blockId: number | null) => this.correctionAnswered(answer, blockId);
+    const answered = (answer: CorrectedPage, blockId: number | null) =>
+      this.answered(answer, describeCorrected(answer, blockId));
     this.editor = new BlockEditor(doc.id, commands, answered);
     this.prompts = new CorrectionPrompts(doc.id, commands, answered);
+    this.regionPanel = new RegionPanel(doc.id, { readRegion, addBlock, correctBlock }, {
+      show: (panel) => pageView.region.showBeside(panel),
+      closed: () => pageView.region.clear(),
+      answered: (answer, message) => this.answered(answer, message),
+    });
   }
 
   /** Reads the document with `choice`: pages read with it before come from the cache. */
@@ -131,8 +143,18 @@ export class DocumentSession implements SearchTarget {
     const element = this.markdown.blockElement(page, blockId);
     const block = this.index.block(page, blockId);
     if (!element || !block || !canCorrect(this.markdown.status(page))) return;
-    const corrected = this.markdown.isCorrected(page, blockId);
-    this.editor.edit({ page, blockId, element, markdown: block.markdown, corrected });
+    this.editor.edit({ page, blockId, element, markdown: block.markdown, mark: this.markdown.mark(page, blockId) });
+  }
+
+  /** A region drawn on the page shown is read again, once the page is read: it has blocks to add to or replace. */
+  readRegion(region: BoxNorm): void {
+    const status = this.markdown.status(this.page);
+    if (!canCorrect(status)) {
+      this.pageView.region.clear();
+      this.hooks.say(describeUnread(this.page, status));
+      return;
+    }
+    this.regionPanel.open({ page: this.page, region, choice: this.hooks.choice() });
   }
 
   /** `e`: edits the selected block. */
@@ -172,6 +194,7 @@ export class DocumentSession implements SearchTarget {
 
   /** Shows page `page` with its boxes so far; its Markdown scrolled into view unless told not to. */
   showPage(page: number, { scrollMarkdown = true } = {}): void {
+    this.regionPanel.close();
     this.page = page;
     this.selected = null;
     this.pageView.show(this.doc, page);
@@ -278,6 +301,7 @@ export class DocumentSession implements SearchTarget {
   private startPage(page: number): void {
     this.finalMarkdown.delete(page);
     this.editor.closePage(page);
+    this.regionPanel.closePage(page);
     const section = this.markdown.pageElement(page);
     if (section) this.prompts.remove(section);
   }
@@ -286,7 +310,7 @@ export class DocumentSession implements SearchTarget {
    * with a prompt per correction the reading no longer matches), Ctrl+F and Ctrl+C, Copy, its boxes. */
   private showCorrected(corrected: CorrectedPage): void {
     const { page, blocks } = corrected;
-    this.markdown.showCorrected(page, blocks, corrected.corrected);
+    this.markdown.showCorrected(page, blocks, corrected);
     this.index.setPage(page, blocks);
     this.finalMarkdown.set(page, corrected.markdown);
     this.editor.closeIfGone();
@@ -295,12 +319,12 @@ export class DocumentSession implements SearchTarget {
     if (page === this.page) this.showBoxes(blocks);
   }
 
-  /** A correction command answered. A page being read again meanwhile shows its new reading instead, with the
-   * corrections laid over once it is done. */
-  private correctionAnswered(answer: CorrectedPage, blockId: number | null): void {
+  /** A command answered (a correction's, a region's): the page as it now shows, and the status bar's line. A page
+   * being read again meanwhile shows its new reading instead, with the corrections laid over once it is done. */
+  private answered(answer: CorrectedPage, message: string): void {
     if (!canCorrect(this.markdown.status(answer.page))) return;
     this.showCorrected(answer);
-    this.hooks.say(describeCorrected(answer, blockId));
+    this.hooks.say(message);
   }
 
   /** The reading head of each page: its last opened block, until the page's reading ends. */

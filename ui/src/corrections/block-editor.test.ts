@@ -10,6 +10,7 @@ const ANSWER: CorrectedPage = {
   markdown: "# Fixed",
   blocks: [{ id: 0, label: "title", boxes: [], markdown: "# Fixed", warning: null }],
   corrected: [0],
+  added: [],
   differing: [],
 };
 
@@ -39,12 +40,12 @@ function setup() {
   const answered = vi.fn((_answer: CorrectedPage, _blockId: number | null) => {});
   const editor = new BlockEditor("doc-1", api, answered);
   const blockElement = (id: number) => section.querySelector<HTMLElement>(`[data-block-id="${id}"]`)!;
-  const block = (id: number, markdown: string, corrected = false): EditedBlock => ({
+  const block = (id: number, markdown: string, mark: EditedBlock["mark"] = null): EditedBlock => ({
     page: 1,
     blockId: id,
     element: blockElement(id),
     markdown,
-    corrected,
+    mark,
   });
   const form = () => section.querySelector<HTMLFormElement>("form.block-editor");
   const text = () => form()!.querySelector("textarea")!;
@@ -186,12 +187,23 @@ describe("BlockEditor", () => {
 
   it("offers the reading's text back for a corrected block, dropping the correction", async () => {
     const { editor, block, form, button, api, answered, settle } = setup();
-    editor.edit(block(1, "mine", true));
+    editor.edit(block(1, "mine", "corrected"));
     expect(button("revert")?.textContent).toBe("Use the reading's text");
     button("revert")!.click();
     await settle();
     expect(api.forgetCorrection).toHaveBeenCalledWith({ id: "doc-1", page: 1, blockId: 1 });
     expect(api.correctBlock).not.toHaveBeenCalled();
+    expect(form()).toBeNull();
+    expect(answered).toHaveBeenCalledWith(ANSWER, 1);
+  });
+
+  it("offers to remove a block the person added, which drops it", async () => {
+    const { editor, block, form, button, api, answered, settle } = setup();
+    editor.edit(block(1, "| added |", "added"));
+    expect(button("revert")?.textContent).toBe("Remove this block");
+    button("revert")!.click();
+    await settle();
+    expect(api.forgetCorrection).toHaveBeenCalledWith({ id: "doc-1", page: 1, blockId: 1 });
     expect(form()).toBeNull();
     expect(answered).toHaveBeenCalledWith(ANSWER, 1);
   });

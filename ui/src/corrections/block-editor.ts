@@ -3,6 +3,7 @@
 // content, never the form. One at a time; Ctrl+Enter saves, Esc cancels.
 import type { CorrectedPage } from "../events";
 import { el } from "../dom";
+import type { BlockMark } from "../markdown/streaming-renderer";
 import type { CorrectionApi, OnAnswer } from "./corrected-page";
 import "./corrections.css";
 
@@ -13,8 +14,9 @@ export interface EditedBlock {
   element: HTMLElement;
   /** The block's Markdown as the pane shows it: a corrected block's is the correction. */
   markdown: string;
-  /** It shows the person's correction, which the editor can drop for the reading's text. */
-  corrected: boolean;
+  /** Whose text it shows: a correction the editor can drop for the reading's text, a block the person added,
+   * which the editor can remove, or (null) the reading's. */
+  mark: BlockMark | null;
 }
 
 /** The textarea's height, in rows, whatever the block's length. */
@@ -25,6 +27,12 @@ const MAX_ROWS = 24;
 export function rowsFor(markdown: string): number {
   return Math.min(MAX_ROWS, Math.max(MIN_ROWS, markdown.split("\n").length + 1));
 }
+
+/** The button that drops the person's text: back to the reading's, or the block added gone. */
+const REVERTS: Record<BlockMark, { textContent: string; title: string }> = {
+  corrected: { textContent: "Use the reading's text", title: "Drop your correction: the block shows what the model read" },
+  added: { textContent: "Remove this block", title: "Remove the block you added: the page and its exports lose it" },
+};
 
 /** An editor open on a block. */
 interface Editing {
@@ -94,13 +102,8 @@ export class BlockEditor {
     const save = el("button", { type: "submit", className: "block-editor-save", textContent: "Save" });
     buttons.append(hint);
     const editing: Editing = { block, form, text, error, busy: false };
-    if (block.corrected) {
-      const revert = el("button", {
-        type: "button",
-        className: "block-editor-revert",
-        textContent: "Use the reading's text",
-        title: "Drop your correction: the block shows what the model read",
-      });
+    if (block.mark) {
+      const revert = el("button", { type: "button", className: "block-editor-revert", ...REVERTS[block.mark] });
       revert.addEventListener("click", () => void this.revert(editing));
       buttons.append(revert);
     }

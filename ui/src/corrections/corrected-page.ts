@@ -22,6 +22,9 @@ export function canCorrect(status: PageStatus | undefined): boolean {
 export function describeCorrected(answer: CorrectedPage, blockId: number | null): string {
   const page = answer.page + 1;
   if (blockId === null) return `Your correction on page ${page} was dropped.`;
+  if (answer.added.includes(blockId)) return `The block you added to page ${page} was changed: exports use your text.`;
+  // Only a block the person added leaves the page when its text is dropped.
+  if (!answer.blocks.some((b) => b.id === blockId)) return `The block you added to page ${page} was removed.`;
   const block = `Block ${blockId + 1} of page ${page}`;
   return answer.corrected.includes(blockId)
     ? `${block} corrected: exports use your text.`

@@ -8,7 +8,7 @@ import { CorrectionPrompts } from "./correction-prompt";
 const BLOCKS: Block[] = [0, 1, 2].map((id) => ({ id, label: "text", boxes: [], markdown: `new ${id}`, warning: null }));
 
 function page(differing: DifferingCorrection[], corrected: number[] = []): CorrectedPage {
-  return { page: 2, markdown: "", blocks: BLOCKS, corrected, differing };
+  return { page: 2, markdown: "", blocks: BLOCKS, corrected, added: [], differing };
 }
 
 const AT_BLOCK_1: DifferingCorrection = { correctedBlock: 1, mine: "my <b>text</b>", block: 1, now: "new 1" };

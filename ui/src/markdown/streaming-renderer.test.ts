@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
-import { CORRECTED_TITLE, StreamingRenderer, type RenderBlock } from "./streaming-renderer";
+import { ADDED_TITLE, CORRECTED_TITLE, StreamingRenderer, type RenderBlock } from "./streaming-renderer";
 import { fixtureText } from "../../test/fixtures";
 import { blocksOf, STATS, streamEvents } from "../../test/events";
 import type { Block, PageEvent } from "../events";
@@ -201,14 +201,14 @@ describe("StreamingRenderer", () => {
     renderer.handle({ type: "looped", page: 2, markdown: "", blocks: read, reason: { kind: "repeatedBlockText", count: 4 } });
     calls.length = 0;
     const corrected = [{ ...read[0]!, markdown: "# Read right" }, read[1]!];
-    renderer.showCorrected(2, corrected, [0]);
+    renderer.showCorrected(2, corrected, { corrected: [0], added: [] });
     expect(calls).toEqual(["# Read right"]);
     const block = renderer.blockElement(2, 0)!;
     expect(block.innerHTML).toBe("<p># Read right</p>");
     expect(block.classList.contains("corrected")).toBe(true);
     expect(block.dataset["corrected"]).toBe("true");
     expect(block.title).toBe(CORRECTED_TITLE);
-    expect(renderer.isCorrected(2, 0)).toBe(true);
+    expect(renderer.mark(2, 0)).toBe("corrected");
     const other = renderer.blockElement(2, 1)!;
     expect(other.classList.contains("corrected")).toBe(false);
     expect(other.hasAttribute("data-corrected")).toBe(false);
@@ -217,25 +217,25 @@ describe("StreamingRenderer", () => {
     expect(renderer.pageElement(2)?.querySelector(".page-notice")?.textContent).toContain("4 times in a row");
 
     // The model's text again: the mark goes.
-    renderer.showCorrected(2, read, []);
+    renderer.showCorrected(2, read, { corrected: [], added: [] });
     expect(block.innerHTML).toBe("<p># Misread</p>");
     expect(block.classList.contains("corrected")).toBe(false);
     expect(block.hasAttribute("data-corrected")).toBe(false);
     expect(block.hasAttribute("title")).toBe(false);
-    expect(renderer.isCorrected(2, 0)).toBe(false);
+    expect(renderer.mark(2, 0)).toBeNull();
 
     // A reading's own blocks (the cache's, again) show unmarked until their corrections follow.
-    renderer.showCorrected(2, corrected, [0]);
+    renderer.showCorrected(2, corrected, { corrected: [0], added: [] });
     renderer.handle({ type: "done", page: 2, markdown: "", blocks: read, stats: STATS });
     expect(block.classList.contains("corrected")).toBe(false);
-    expect(renderer.isCorrected(2, 0)).toBe(false);
+    expect(renderer.mark(2, 0)).toBeNull();
   });
 
   it("keeps a corrected block's mark through renders that land later, in either view", async () => {
     const { renderer } = setup((markdown) => Promise.resolve(escape(markdown)));
     const blocks: Block[] = [{ id: 0, label: "text", boxes: [], markdown: "mine", warning: null }];
     renderer.handle({ type: "done", page: 0, markdown: "", blocks: [{ ...blocks[0]!, markdown: "model's" }], stats: STATS });
-    renderer.showCorrected(0, blocks, [0]);
+    renderer.showCorrected(0, blocks, { corrected: [0], added: [] });
     await renderer.settled();
     const block = renderer.blockElement(0, 0)!;
     expect(block.innerHTML).toBe("<p>mine</p>");
@@ -246,6 +246,31 @@ describe("StreamingRenderer", () => {
     expect(block.title).toBe(CORRECTED_TITLE);
     expect(block.classList.contains("corrected")).toBe(true);
     expect(renderer.status(0)).toBe("done");
+  });
+
+  it("marks the blocks the person added apart from the corrected ones, after the reading's blocks", () => {
+    const { renderer } = setup();
+    const read: Block[] = [{ id: 0, label: "text", boxes: [], markdown: "Body", warning: null }];
+    renderer.handle({ type: "done", page: 1, markdown: "", blocks: read, stats: STATS });
+    const added: Block = { id: 1_000_000, label: "table", boxes: [{ x1: 1, y1: 2, x2: 30, y2: 40 }], markdown: "| a |", warning: null };
+    renderer.showCorrected(1, [{ ...read[0]!, markdown: "Mine" }, added], { corrected: [0], added: [1_000_000] });
+    const section = renderer.pageElement(1)!;
+    expect([...section.querySelectorAll<HTMLElement>(".markdown-block")].map((b) => b.dataset["blockId"])).toEqual(["0", "1000000"]);
+    const block = renderer.blockElement(1, 1_000_000)!;
+    expect(block.classList.contains("added")).toBe(true);
+    expect(block.classList.contains("corrected")).toBe(false);
+    expect(block.dataset["added"]).toBe("true");
+    expect(block.hasAttribute("data-corrected")).toBe(false);
+    expect(block.title).toBe(ADDED_TITLE);
+    expect(renderer.mark(1, 1_000_000)).toBe("added");
+    expect(renderer.blockElement(1, 0)?.hasAttribute("data-added")).toBe(false);
+    expect(renderer.mark(1, 0)).toBe("corrected");
+
+    // Removed: the block goes with its mark.
+    renderer.showCorrected(1, read, { corrected: [], added: [] });
+    expect(renderer.blockElement(1, 1_000_000)).toBeUndefined();
+    expect(section.querySelectorAll(".added")).toHaveLength(0);
+    expect(renderer.mark(1, 0)).toBeNull();
   });
 
   it("shows the source when rendering fails", async () => {

@@ -1,7 +1,7 @@
 // The Markdown pane while pages are read: one section per page, one element per block
 // (`data-block-id`). Deltas only mark a block dirty; once per animation frame each dirty block
 // is rendered again, so a fast stream costs one render per block per frame, not one per token.
-import { describeLoop, type Block, type BoxNorm, type PageEvent } from "../events";
+import { describeLoop, type Block, type BoxNorm, type CorrectedPage, type PageEvent } from "../events";
 import { isFigure } from "./figure";
 import { typesetMath } from "./math";
 import "./markdown.css";
@@ -16,6 +16,14 @@ export type PageStatus = "queued" | "reading" | "done" | "fromCache" | "failed" 
 
 /** What a block the person corrected says on hover. */
 export const CORRECTED_TITLE = "You corrected this block (double-click to edit)";
+/** What a block the person added (a region read again) says on hover. */
+export const ADDED_TITLE = "You added this block from a region of the page (double-click to edit)";
+
+/** Whose text a block shows when not the reading's: the person's correction, or a block the person added. */
+const MARKS = ["corrected", "added"] as const;
+export type BlockMark = (typeof MARKS)[number];
+
+const MARK_TITLES: Record<BlockMark, string> = { corrected: CORRECTED_TITLE, added: ADDED_TITLE };
 
 export interface StreamingRendererOptions {
   renderBlock: RenderBlock;
@@ -36,8 +44,8 @@ interface BlockState {
   version: number;
   /** The figure shown above the block's text, and the boxes it was cropped for. */
   figure: { element: HTMLElement; boxes: string } | null;
-  /** It shows the person's correction, not the model's text. */
-  corrected: boolean;
+  /** It shows the person's text (a correction, a block added), not the model's; null: the model's. */
+  mark: BlockMark | null;
 }
 
 interface PageState {
@@ -120,27 +128,29 @@ export class StreamingRenderer {
   showBlocks(page: number, blocks: readonly Block[], status: PageStatus): void {
     this.replaceBlocks(page, blocks);
     // The reading's own text; its corrections, if any, follow (showCorrected).
-    this.markCorrected(page, []);
+    this.markBlocks(page, { corrected: [], added: [] });
     this.setStatus(page, status);
     this.setNotice(page, null);
   }
 
-  /** A page read, with the person's corrections over it: blocks `corrected` are marked as theirs. Its status
-   * and notice (a loop's) stay. */
-  showCorrected(page: number, blocks: readonly Block[], corrected: readonly number[]): void {
+  /** A page read, with the person's corrections over it: the blocks `marks` lists as corrected or added are
+   * marked as theirs. Its status and notice (a loop's) stay. */
+  showCorrected(page: number, blocks: readonly Block[], marks: Pick<CorrectedPage, "corrected" | "added">): void {
     this.replaceBlocks(page, blocks);
-    this.markCorrected(page, corrected);
+    this.markBlocks(page, marks);
   }
 
-  isCorrected(page: number, blockId: number): boolean {
-    return this.pages.get(page)?.blocks.get(blockId)?.corrected ?? false;
+  /** Whose text a block shows: the person's (a correction, a block added), or null for the reading's. */
+  mark(page: number, blockId: number): BlockMark | null {
+    return this.pages.get(page)?.blocks.get(blockId)?.mark ?? null;
   }
 
-  private markCorrected(page: number, corrected: readonly number[]): void {
-    const marked = new Set(corrected);
+  private markBlocks(page: number, marks: Pick<CorrectedPage, "corrected" | "added">): void {
+    const corrected = new Set(marks.corrected);
+    const added = new Set(marks.added);
     for (const [id, block] of this.ensurePage(page).blocks) {
-      block.corrected = marked.has(id);
-      wearCorrected(block);
+      block.mark = corrected.has(id) ? "corrected" : added.has(id) ? "added" : null;
+      wearMark(block);
     }
   }
 
@@ -247,8 +257,8 @@ export class StreamingRenderer {
     block.element.innerHTML = html;
     typesetMath(block.element);
     keepFigure(block);
-    // A failed render's title goes; a correction's stays.
-    if (block.corrected) block.element.title = CORRECTED_TITLE;
+    // A failed render's title goes; a mark's stays.
+    if (block.mark) block.element.title = MARK_TITLES[block.mark];
     else block.element.removeAttribute("title");
   }
 
@@ -277,7 +287,7 @@ export class StreamingRenderer {
     const after = [...state.blocks.entries()].filter(([id]) => id > blockId).sort(([a], [b]) => a - b)[0];
     state.section.insertBefore(element, after ? after[1].element : (state.section.querySelector(".page-notice") ?? null));
     // An empty block shows nothing, so there is nothing to render until text arrives.
-    block = { page, element, markdown: "", requested: "", version: 0, figure: null, corrected: false };
+    block = { page, element, markdown: "", requested: "", version: 0, figure: null, mark: null };
     state.blocks.set(blockId, block);
     return block;
   }
@@ -330,17 +340,19 @@ export class StreamingRenderer {
   }
 }
 
-/** A corrected block wears its mark (class, attribute, title); renders keep it (see apply). */
-function wearCorrected(block: BlockState): void {
+/** A block of the person's wears its mark (class, attribute, title: `corrected` or `added`); renders keep it
+ * (see apply). */
+function wearMark(block: BlockState): void {
   const element = block.element;
-  element.classList.toggle("corrected", block.corrected);
-  if (block.corrected) {
-    element.dataset["corrected"] = "true";
-    element.title = CORRECTED_TITLE;
-  } else if (element.dataset["corrected"]) {
-    delete element.dataset["corrected"];
-    element.removeAttribute("title");
+  const wasMarked = MARKS.some((mark) => element.dataset[mark]);
+  for (const mark of MARKS) {
+    element.classList.toggle(mark, block.mark === mark);
+    if (block.mark === mark) element.dataset[mark] = "true";
+    else delete element.dataset[mark];
   }
+  // A failed render's title stays on a block that was never marked.
+  if (block.mark) element.title = MARK_TITLES[block.mark];
+  else if (wasMarked) element.removeAttribute("title");
 }
 
 /** Puts the block's figure back first: its text was just replaced. */

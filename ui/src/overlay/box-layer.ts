@@ -60,6 +60,11 @@ export class BoxLayer {
     for (const block of this.blocks.values()) this.place(block);
   }
 
+  /** The page image's pixel size and how it is shown: what maps boxes onto the layer, and back. */
+  placement(): { page: PixelSize; transform: PageTransform } {
+    return { page: this.page, transform: this.transform };
+  }
+
   /** A block's boxes, shown the moment its `<|det|>` closes. */
   addBox(blockId: number, label: string, boxes: readonly BoxNorm[]): void {
     this.removeBlock(blockId);

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
+  IDENTITY,
   boxToPixels,
   boxToView,
   hitTest,
   normToPixel,
   pixelToView,
   viewSize,
+  viewToBox,
   viewToPixel,
   type Rotation,
 } from "./geometry";
@@ -105,5 +107,48 @@ describe("hitTest, a click to a block", () => {
     expect(hitTest({ x: 1700, y: 300 }, blocks.slice(1), page, view)).toBe(1);
     expect(hitTest({ x: 1690, y: 300 }, blocks.slice(1), page, view)).toBeNull();
     expect(hitTest({ x: 300, y: 1700 }, blocks.slice(1), page, view)).toBeNull();
+  });
+});
+
+describe("viewToBox, a rectangle drawn on the page to a box", () => {
+  const page = { width: 1170, height: 1654 };
+  // vastera_manual page 9's first box, and its full-page image box.
+  const boxes = [
+    { x1: 65, y1: 52, x2: 234, y2: 80 },
+    { x1: 0, y1: 0, x2: 999, y2: 999 },
+    { x1: 360, y1: 170, x2: 636, y2: 585 },
+  ];
+
+  it("gives back the box a rectangle was drawn over, at any zoom and rotation", () => {
+    for (const rotation of [0, 90, 180, 270] as Rotation[]) {
+      for (const zoom of [1, 0.5, 0.37, 2]) {
+        const transform = { zoom, rotation };
+        for (const box of boxes) expect(viewToBox(boxToView(box, page, transform), page, transform)).toEqual(box);
+      }
+    }
+  });
+
+  it("comes within 999/W units of the box on a page image narrower than 999 pixels", () => {
+    const small = { width: 600, height: 800 };
+    for (let x1 = 0; x1 < 500; x1 += 7) {
+      const box = { x1, y1: x1, x2: x1 + 300, y2: x1 + 400 };
+      const back = viewToBox(boxToView(box, small, IDENTITY), small, IDENTITY);
+      for (const side of ["x1", "y1", "x2", "y2"] as const) expect(Math.abs(back[side] - box[side])).toBeLessThanOrEqual(999 / 600);
+    }
+  });
+
+  it("rounds outward: the box covers every pixel the rectangle touches", () => {
+    // Pixel 76 is where unit 65 lands (int(65/999*1170)); a rectangle from inside it starts there.
+    const box = viewToBox({ left: 76.5, top: 100, width: 10.2, height: 10 }, page, IDENTITY);
+    expect(box.x1).toBe(65);
+    const pixels = boxToPixels(box, page);
+    expect(pixels.x1).toBeLessThanOrEqual(76);
+    expect(pixels.x2).toBeGreaterThanOrEqual(86);
+    expect(pixels.y1).toBeLessThanOrEqual(100);
+    expect(pixels.y2).toBeGreaterThanOrEqual(109);
+  });
+
+  it("keeps the box on the page when the rectangle runs off it", () => {
+    expect(viewToBox({ left: -40, top: -5, width: 2000, height: 3000 }, page, IDENTITY)).toEqual({ x1: 0, y1: 0, x2: 999, y2: 999 });
   });
 });

@@ -128,6 +128,51 @@ export function boxToView(box: BoxNorm, page: PixelSize, transform: PageTransfor
   return pixelsToView(boxToPixels(box, page), page, transform);
 }
 
+/**
+ * A rectangle on the shown page (CSS pixels) as a box of the page, rounded outward: the tightest box
+ * whose pixels, mapped as boxToPixels maps them, cover every image pixel the rectangle touches; clamped
+ * to the page. It undoes boxToView: a rectangle drawn over a box comes back as that box, exactly on an image
+ * 999 pixels or more wide (tall), and to within 999/W units on a narrower one, where neighbouring units share
+ * a pixel.
+ */
+export function viewToBox(rect: ViewRect, page: PixelSize, transform: PageTransform): BoxNorm {
+  const a = viewToPixel({ x: rect.left, y: rect.top }, page, transform);
+  const b = viewToPixel({ x: rect.left + rect.width, y: rect.top + rect.height }, page, transform);
+  const [left, right] = touchedPixels(a.x, b.x, page.width);
+  const [top, bottom] = touchedPixels(a.y, b.y, page.height);
+  return {
+    x1: lastNormAtOrBefore(left, page.width),
+    y1: lastNormAtOrBefore(top, page.height),
+    x2: firstNormAtOrAfter(right, page.width),
+    y2: firstNormAtOrAfter(bottom, page.height),
+  };
+}
+
+/** The first and last pixels a span between two image coordinates touches, kept on the image. Coordinates
+ * are snapped to a millionth first: a zoom's division leaves 76.00000001 where the edge is 76. */
+function touchedPixels(a: number, b: number, size: number): [number, number] {
+  const snap = (value: number) => Math.round(value * 1e6) / 1e6;
+  const first = Math.floor(snap(Math.min(a, b)));
+  const last = Math.ceil(snap(Math.max(a, b))) - 1;
+  const onImage = (pixel: number) => Math.min(size - 1, Math.max(0, pixel));
+  return [onImage(first), onImage(Math.max(first, last))];
+}
+
+/** The largest coordinate that maps to `pixel` or before it (0 always does). */
+function lastNormAtOrBefore(pixel: number, size: number): number {
+  // From one past the estimate down, so the float arithmetic cannot start below the answer.
+  let n = Math.min(COORD_MAX, Math.floor(((pixel + 1) / size) * COORD_MAX) + 1);
+  while (n > 0 && normToPixel(n, size) > pixel) n--;
+  return n;
+}
+
+/** The smallest coordinate that maps to `pixel` or after it (COORD_MAX, the image's size, always does). */
+function firstNormAtOrAfter(pixel: number, size: number): number {
+  let n = Math.max(0, Math.ceil((pixel / size) * COORD_MAX) - 1);
+  while (n < COORD_MAX && normToPixel(n, size) < pixel) n++;
+  return n;
+}
+
 /** Something on the page that owns boxes: a block, found by its id. */
 export interface BoxOwner {
   id: number;
