@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use deepread_engine::device::{place, Placement};
 use deepread_engine::preprocess::{preprocess, PreprocessConfig};
@@ -108,6 +108,10 @@ pub enum ModelError {
 pub struct DeepSeekOcr2 {
     /// Shared by every reading setting: the weights are loaded once.
     ocr: Arc<Ocr>,
+    /// One reading on the model at a time, whatever its setting: two would each size their slots from the
+    /// same free memory and capture CUDA graphs at once. A second reading (another document, a region read
+    /// again) waits for the first.
+    turn: Arc<Mutex<()>>,
     /// The model files hashed: the start of every setting's fingerprint.
     files: Sha256,
     mode: ReadingMode,
@@ -143,6 +147,7 @@ impl DeepSeekOcr2 {
         };
         Ok(DeepSeekOcr2 {
             ocr: Arc::new(ocr),
+            turn: Arc::default(),
             files,
             mode,
             resolution: Resolution::default(),
@@ -157,6 +162,7 @@ impl DeepSeekOcr2 {
     pub fn with_reading(&self, mode: ReadingMode, resolution: Resolution) -> Self {
         DeepSeekOcr2 {
             ocr: Arc::clone(&self.ocr),
+            turn: Arc::clone(&self.turn),
             files: self.files.clone(),
             mode,
             resolution,
@@ -216,6 +222,7 @@ impl Recognizer for DeepSeekOcr2 {
     /// Every page through the engine's continuous batching. Should the device fail, the pages in flight
     /// fail with its error and the rest are read on.
     fn read(&self, pages: &mut dyn PageFeed, sink: &mut dyn PageSink) {
+        let _turn = self.turn.lock().unwrap_or_else(PoisonError::into_inner);
         let sink = RefCell::new(sink);
         let book = RefCell::new(Book::default());
         while !book.borrow().ended {
