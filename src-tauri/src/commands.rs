@@ -11,6 +11,7 @@ use crate::corrections::WindowEvent;
 use crate::engine_settings::{self, ConnectionReport, EngineSettings, SettingsView};
 use crate::library::Library;
 use crate::model_download::{DownloadEvent, ModelDownload};
+use crate::pdf_passwords::{self, PasswordUse};
 use crate::reading::{EngineStatus, ReadRequest, ReadingStarted, Readings, RecentDocument};
 
 /// What the front end needs to lay a document out before any page is rendered.
@@ -21,6 +22,9 @@ pub struct DocumentInfo {
     path: String,
     title: String,
     pages: Vec<PageSize>,
+    /// How its password was used, and a word on it (why it could not be remembered).
+    password: PasswordUse,
+    password_notice: Option<String>,
 }
 
 /// Why a document did not open: the window asks for a password on `PasswordRequired` and
@@ -73,27 +77,48 @@ pub async fn documents_in(paths: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// Opens a PDF or image, an encrypted PDF with its `password`. Runs off the main thread: a large
-/// PDF can take a moment to parse. The password goes to PDFium and nowhere else: not to the cache,
-/// the recent documents or the log.
+/// Opens a PDF or image, an encrypted PDF with its `password` (kept in the system keyring if `remember`, else
+/// nowhere: not in the cache, the recent documents or the log) or with the one remembered for it. Off the
+/// window's thread: a large PDF takes a moment to parse, and the keyring may ask to be unlocked.
 #[tauri::command]
 pub async fn open_document(
     path: String,
     password: Option<String>,
-    library: State<'_, Library>,
+    remember: Option<bool>,
+    app: AppHandle,
 ) -> Result<DocumentInfo, OpenError> {
     let path = PathBuf::from(path);
-    let document = library.open(&path, password.as_deref())?;
-    let pages = (0..document.page_count())
-        .map(|i| document.page_size(i))
-        .collect::<Result<Vec<_>, _>>()?;
-    let title = document.title().unwrap_or_else(|| file_name(&path));
-    Ok(DocumentInfo {
-        id: document.content_hash().to_owned(),
-        path: path.display().to_string(),
-        title,
-        pages,
+    tauri::async_runtime::spawn_blocking(move || {
+        let library = app.state::<Library>();
+        let remember = remember.unwrap_or(false);
+        let opened = pdf_passwords::open(&library, &path, password.as_deref(), remember)?;
+        let document = opened.document;
+        let pages = (0..document.page_count())
+            .map(|i| document.page_size(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let title = document.title().unwrap_or_else(|| file_name(&path));
+        Ok(DocumentInfo {
+            id: document.content_hash().to_owned(),
+            path: path.display().to_string(),
+            title,
+            pages,
+            password: opened.password,
+            password_notice: opened.notice,
+        })
     })
+    .await
+    .map_err(|e| OpenError {
+        kind: OpenErrorKind::Other,
+        message: format!("the document could not be opened: {e}"),
+    })?
+}
+
+/// Drops the password remembered for document `id`: it is asked for the next time.
+#[tauri::command]
+pub async fn forget_pdf_password(id: String) -> Result<(), String> {
+    tauri::async_runtime::spawn_blocking(move || pdf_passwords::forget(&id))
+        .await
+        .map_err(|e| format!("The password could not be forgotten: {e}"))?
 }
 
 /// Reads an open document, or the pages `request` names, with its mode; events stream to

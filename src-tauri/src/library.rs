@@ -45,7 +45,7 @@ impl Library {
 
     /// Opens (or finds already open) the document at `path`; keyed by content, so the same file
     /// under two names is one document. The file is opened again even when its document is open,
-    /// so an encrypted one asks for its `password` every time; the password is not kept.
+    /// so an encrypted one needs its `password` every time; the library keeps none.
     pub fn open(&self, path: &Path, password: Option<&str>) -> Result<Arc<Document>, PdfError> {
         let document = Arc::new(Document::open(path, password)?);
         let mut documents = self

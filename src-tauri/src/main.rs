@@ -10,9 +10,11 @@ mod corrections;
 mod dropped;
 mod engine_settings;
 mod export_command;
+mod keyring;
 mod library;
 mod model_download;
 mod page_protocol;
+mod pdf_passwords;
 mod reading;
 mod region_command;
 mod remote_engine;
@@ -44,6 +46,7 @@ fn main() -> anyhow::Result<()> {
             commands::launch_paths,
             commands::documents_in,
             commands::open_document,
+            commands::forget_pdf_password,
             commands::read_document,
             commands::engine_status,
             commands::recent_documents,

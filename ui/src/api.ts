@@ -18,6 +18,11 @@ export interface DocumentInfo {
   path: string;
   title: string;
   pages: PageSize[];
+  /** How its password was used: "none" (not encrypted), "entered" (typed, not kept), "remembered" (from the
+   * system keyring, now or just stored there). */
+  password: "none" | "entered" | "remembered";
+  /** A word for the status bar about the password, e.g. why it could not be remembered; null when none. */
+  passwordNotice: string | null;
 }
 
 export function launchPaths(): Promise<string[]> {
@@ -29,10 +34,16 @@ export function documentsIn(paths: string[]): Promise<string[]> {
   return invoke<string[]>("documents_in", { paths });
 }
 
-/** Opens a document; an encrypted PDF with its `password`, which Rust uses once and does not keep.
+/** Opens a document; an encrypted PDF with its `password`, which Rust keeps in the system keyring when
+ * `remember` and otherwise uses once. Without a password Rust tries one remembered for the document.
  * Rejects with an {@link OpenError}. */
-export function openDocument(path: string, password?: string): Promise<DocumentInfo> {
-  return invoke<DocumentInfo>("open_document", password === undefined ? { path } : { path, password });
+export function openDocument(path: string, password?: string, remember = false): Promise<DocumentInfo> {
+  return invoke<DocumentInfo>("open_document", password === undefined ? { path } : { path, password, remember });
+}
+
+/** Drops the password remembered for document `id` from the system keyring. Rejects with why it could not. */
+export function forgetPdfPassword(id: string): Promise<void> {
+  return invoke<void>("forget_pdf_password", { id });
 }
 
 // Custom protocols are `scheme://localhost/` on Linux and macOS, `http://scheme.localhost/` on Windows.

@@ -6,6 +6,7 @@ import {
   documentsIn,
   engineSettings,
   exportDocument,
+  forgetPdfPassword,
   launchPaths,
   notices,
   openDocument,
@@ -23,6 +24,7 @@ import { MarkdownViewControls } from "./markdown/view-controls";
 import { clickedPageAction } from "./page-controls";
 import { copyText } from "./clipboard";
 import { PageView } from "./page-view";
+import { describePassword, ForgetPasswordButton } from "./password/forget-password";
 import { PasswordForm } from "./password/password-form";
 import { describeOpenError, needsPassword, Unlocker } from "./password/unlock";
 import { scrollToWritingEdge, writingEdgeInView } from "./reading/follow";
@@ -100,9 +102,16 @@ new ResizeObserver(() => markdownFollower.look()).observe(markdownContent);
 
 const searchBar = new SearchBar(element("search-slot"), () => session);
 const unlocker = new Unlocker(new PasswordForm(element<HTMLFormElement>("password-form")));
+const forgetPassword = new ForgetPasswordButton(element("forget-password"), forgetPdfPassword, say);
 
 function say(message: string): void {
   statusMessage.textContent = message;
+}
+
+/** Adds `message` after what the status bar says, so that neither hides the other. */
+function sayAlso(message: string): void {
+  const said = statusMessage.textContent ?? "";
+  say(said === "" ? message : `${said} — ${message}`);
 }
 
 /** The status bar's figures, at most once a frame however fast events arrive. */
@@ -162,7 +171,7 @@ async function openPaths(paths: string[]): Promise<void> {
   }
   for (const path of locked) {
     try {
-      const doc = await unlocker.unlock(path, (password) => openDocument(path, password));
+      const doc = await unlocker.unlock(path, ({ password, remember }) => openDocument(path, password, remember));
       if (doc) await showDocument(path, doc);
     } catch (error) {
       showOpenError(path, error);
@@ -185,6 +194,7 @@ async function showDocument(path: string, doc: DocumentInfo): Promise<void> {
     say,
   }, markdownView.view, markdownFollower);
   title.textContent = doc.title;
+  forgetPassword.show(doc);
   exportButton.disabled = false;
   library.show(doc);
   showPage(0);
@@ -192,6 +202,8 @@ async function showDocument(path: string, doc: DocumentInfo): Promise<void> {
   // Reading starts with the page on screen (product.md): its events would hold up the first render.
   await Promise.race([pageView.pageOnScreen(), delay(READING_WAITS_FOR_PAGE_MS)]);
   await startReading(() => session!.read(topBar.choice()));
+  const password = describePassword(doc);
+  if (password !== null) sayAlso(password);
   void showRecent();
 }
 

@@ -21,7 +21,14 @@ vi.mock("./api", async (original) => ({
 }));
 
 const PAGE = { width_pt: 100, height_pt: 100 };
-const DOC: DocumentInfo = { id: "doc-1", path: "/d.pdf", title: "d", pages: [PAGE, PAGE] };
+const DOC: DocumentInfo = {
+  id: "doc-1",
+  path: "/d.pdf",
+  title: "d",
+  pages: [PAGE, PAGE],
+  password: "none",
+  passwordNotice: null,
+};
 const READ: Block[] = [
   { id: 0, label: "title", boxes: [{ x1: 1, y1: 1, x2: 9, y2: 9 }], markdown: "# Misread", warning: null },
   { id: 1, label: "text", boxes: [{ x1: 1, y1: 10, x2: 9, y2: 19 }], markdown: "Body", warning: null },

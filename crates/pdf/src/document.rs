@@ -48,6 +48,16 @@ impl Document {
         Ok(document)
     }
 
+    /// The content hash of the file at `path`, what [`Document::content_hash`] would say of it, without opening
+    /// it: an encrypted PDF's identity before its password is known.
+    pub fn hash_of_file(path: &Path) -> Result<String, PdfError> {
+        let bytes = std::fs::read(path).map_err(|source| PdfError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(content_hash(&bytes))
+    }
+
     /// Opens a document held in memory.
     pub fn from_bytes(bytes: Vec<u8>, password: Option<&str>) -> Result<Document, PdfError> {
         let hash = content_hash(&bytes);

@@ -268,6 +268,12 @@ fn encrypted_files_need_their_password() {
         );
         let right = Document::open(&path, Some(password)).unwrap();
         right.render_page(0, RenderSize::Dpi(CHECK_DPI)).unwrap();
+        // Known before the password: what a remembered password is found by.
+        assert_eq!(
+            Document::hash_of_file(&path).unwrap(),
+            right.content_hash(),
+            "{file}"
+        );
     }
 }
 

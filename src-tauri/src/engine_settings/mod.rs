@@ -5,7 +5,6 @@
 
 mod connection;
 mod file;
-pub mod keyring;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -13,6 +12,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use deepread_core::recognizer::remote::{Endpoint, DEFAULT_CONCURRENCY};
 use deepread_core::recognizer::{ReadingMode, RemoteSettings};
 use serde::{Deserialize, Serialize};
+
+use crate::keyring;
 
 pub use connection::{test_connection, ConnectionReport};
 

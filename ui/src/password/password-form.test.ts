@@ -6,18 +6,19 @@ function setup() {
   const element = document.createElement("form");
   document.body.append(element);
   const form = new PasswordForm(element);
-  const input = element.querySelector<HTMLInputElement>("input")!;
+  const input = element.querySelector<HTMLInputElement>("input[type=password]")!;
+  const remember = element.querySelector<HTMLInputElement>(".password-form-remember input[type=checkbox]")!;
   const failure = element.querySelector<HTMLElement>(".password-form-failure")!;
   const submit = () => element.dispatchEvent(new Event("submit", { cancelable: true }));
   const cancel = () => element.querySelector<HTMLButtonElement>(".password-form-cancel")!.click();
-  return { element, form, input, failure, submit, cancel };
+  return { element, form, input, remember, failure, submit, cancel };
 }
 
 afterEach(() => document.body.replaceChildren());
 
 describe("PasswordForm", () => {
   it("asks for a document by its file name, with a focused password field, and gives what was typed", async () => {
-    const { element, form, input, failure, submit } = setup();
+    const { element, form, input, remember, failure, submit } = setup();
     expect(element.hidden).toBe(true);
     const answer = form.ask("/home/me/papers/crazyones.pdf", null);
     expect(element.hidden).toBe(false);
@@ -25,9 +26,10 @@ describe("PasswordForm", () => {
     expect(input.type).toBe("password");
     expect(document.activeElement).toBe(input);
     expect(failure.hidden).toBe(true);
+    expect(remember.checked, "remembering is asked for, never assumed").toBe(false);
     input.value = "password";
     submit();
-    expect(await answer).toBe("password");
+    expect(await answer).toEqual({ password: "password", remember: false });
     expect(input.value, "the password is not left in the field").toBe("");
   });
 
@@ -41,6 +43,44 @@ describe("PasswordForm", () => {
     const escaped = form.ask("a.pdf", null);
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true }));
     expect(await escaped).toBeNull();
+  });
+
+  it("gives whether to remember the password, kept through a wrong password, unchecked for another document", async () => {
+    const { element, form, input, remember, submit } = setup();
+    expect(element.querySelector(".password-form-remember")?.textContent?.trim()).toBe("Remember in the system keyring");
+    const first = form.ask("a.pdf", null);
+    remember.checked = true;
+    input.value = "guess";
+    submit();
+    expect(await first).toEqual({ password: "guess", remember: true });
+    const again = form.ask("a.pdf", "The password is not correct.");
+    expect(remember.checked, "the same document asked again keeps the choice").toBe(true);
+    input.value = "1234";
+    submit();
+    expect(await again).toEqual({ password: "1234", remember: true });
+    void form.ask("b.pdf", null);
+    expect(remember.checked, "another document is asked afresh").toBe(false);
+    form.close();
+    remember.checked = true;
+    void form.ask("b.pdf", null);
+    expect(remember.checked, "a form opened again is asked afresh").toBe(false);
+  });
+
+  it("keeps keys in the form from the window's shortcuts, Esc in the checkbox cancelling", async () => {
+    const { form, input, remember } = setup();
+    const reached: string[] = [];
+    const listener = (event: KeyboardEvent) => reached.push(event.key);
+    window.addEventListener("keydown", listener);
+    try {
+      const answer = form.ask("a.pdf", null);
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "j", bubbles: true, cancelable: true }));
+      remember.dispatchEvent(new KeyboardEvent("keydown", { key: "k", bubbles: true, cancelable: true }));
+      remember.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true }));
+      expect(await answer).toBeNull();
+      expect(reached).toEqual([]);
+    } finally {
+      window.removeEventListener("keydown", listener);
+    }
   });
 
   it("hides when closed", () => {

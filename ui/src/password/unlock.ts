@@ -1,5 +1,6 @@
 // Opening an encrypted PDF: the person is asked for its password until it opens or they cancel. The
-// password goes from the form to the open command and nowhere else: it is not kept, here or in Rust.
+// password goes from the form to the open command and nowhere else: it is not kept here, and Rust
+// keeps it (in the system keyring) only when the person asks for it to be remembered.
 
 /** `OpenError` of src-tauri/src/commands.rs: why a document did not open. */
 export interface OpenError {
@@ -17,11 +18,17 @@ export function isOpenError(error: unknown): error is OpenError {
 /** What the window says when a password does not open the document. */
 export const WRONG_PASSWORD = "The password is not correct.";
 
+/** What the form answers: the password entered, and whether to remember it in the system keyring. */
+export interface PasswordAnswer {
+  password: string;
+  remember: boolean;
+}
+
 /** The form that asks for a document's password. */
 export interface PasswordPrompt {
-  /** Shows the form for `path`, saying `failure` when there is one; resolves with the password
-   * entered, or null when the person cancels. */
-  ask(path: string, failure: string | null): Promise<string | null>;
+  /** Shows the form for `path`, saying `failure` when there is one; resolves with the answer, or
+   * null when the person cancels. */
+  ask(path: string, failure: string | null): Promise<PasswordAnswer | null>;
   /** Takes the form down. */
   close(): void;
 }
@@ -44,7 +51,7 @@ export class Unlocker {
 
   /** Asks for `path`'s password and opens it with `open`; null when the person cancels. A wrong
    * password asks again; any other failure closes the form and rejects. */
-  unlock<T>(path: string, open: (password: string) => Promise<T>): Promise<T | null> {
+  unlock<T>(path: string, open: (answer: PasswordAnswer) => Promise<T>): Promise<T | null> {
     const mine = this.turn.then(() => this.askUntilOpen(path, open));
     this.turn = mine.then(
       () => undefined,
@@ -53,14 +60,14 @@ export class Unlocker {
     return mine;
   }
 
-  private async askUntilOpen<T>(path: string, open: (password: string) => Promise<T>): Promise<T | null> {
+  private async askUntilOpen<T>(path: string, open: (answer: PasswordAnswer) => Promise<T>): Promise<T | null> {
     let failure: string | null = null;
     try {
       for (;;) {
-        const password = await this.prompt.ask(path, failure);
-        if (password === null) return null;
+        const answer = await this.prompt.ask(path, failure);
+        if (answer === null) return null;
         try {
-          return await open(password);
+          return await open(answer);
         } catch (error) {
           if (!isOpenError(error) || error.kind !== "wrongPassword") throw error;
           failure = WRONG_PASSWORD;

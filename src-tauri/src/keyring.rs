@@ -1,6 +1,6 @@
 //! Secrets in the system keyring (Secret Service on Linux, the Keychain on macOS, the Credential
 //! Manager on Windows), under the service "DeepRead" and an account per secret: the remote server's
-//! API key today, a PDF's password later. Secrets never reach a log or a message.
+//! API key, and the passwords of PDFs the person asked to remember. Secrets never reach a log or a message.
 //!
 //! A store is opened for each call rather than once: a keyring that was locked, or not running when
 //! the window opened, is used as soon as it answers. Calls may block while the keyring asks the person
@@ -192,10 +192,7 @@ mod tests {
     #[test]
     fn without_a_session_bus_no_keyring_answers() {
         let output = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "engine_settings::keyring::tests::load_without_a_session_bus",
-            ])
+            .args(["--exact", "keyring::tests::load_without_a_session_bus"])
             .args(["--nocapture", "--test-threads=1"])
             .env(CHILD, "1")
             .env(
