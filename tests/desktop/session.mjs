@@ -148,8 +148,8 @@ export async function openApp(driver, args) {
           },
         ],
       }),
-    /** A real pointer click on the middle of the element `selector` finds, scrolled into view first. */
-    clickOn: async (selector) => {
+    /** The middle of the element `selector` finds, in viewport CSS pixels, once scrolled into view. */
+    middleOf: async (selector) => {
       const at = await session.run(`
         const element = document.querySelector(${JSON.stringify(selector)});
         if (!element) return null;
@@ -157,17 +157,17 @@ export async function openApp(driver, args) {
         const r = element.getBoundingClientRect();
         return { x: r.left + r.width / 2, y: r.top + r.height / 2, visible: r.width > 0 && r.height > 0 };`);
       if (!at?.visible) throw new Error(`${selector} is not on screen`);
+      return at;
+    },
+    /** A real pointer click on the middle of the element `selector` finds, scrolled into view first. */
+    clickOn: async (selector) => {
+      const at = await session.middleOf(selector);
       await session.clickAt(at.x, at.y);
     },
     /** A real pointer double-click on the middle of the element `selector` finds, scrolled into view first. */
     doubleClickOn: async (selector) => {
-      const at = await session.run(`
-        const element = document.querySelector(${JSON.stringify(selector)});
-        if (!element) return null;
-        element.scrollIntoView({ block: "center" });
-        const r = element.getBoundingClientRect();
-        return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2), visible: r.width > 0 && r.height > 0 };`);
-      if (!at?.visible) throw new Error(`${selector} is not on screen`);
+      const middle = await session.middleOf(selector);
+      const at = { x: Math.round(middle.x), y: Math.round(middle.y) };
       const click = [
         { type: "pointerDown", button: 0 },
         { type: "pointerUp", button: 0 },

@@ -4,7 +4,7 @@
 import type { CorrectedPage } from "../events";
 import { el } from "../dom";
 import type { BlockMark } from "../markdown/streaming-renderer";
-import type { CorrectionApi, OnAnswer } from "./corrected-page";
+import { sendCommand, type CommandShown, type CorrectionApi, type OnAnswer } from "./corrected-page";
 import "./corrections.css";
 
 export interface EditedBlock {
@@ -152,20 +152,16 @@ export class BlockEditor {
    * which keeps what the person typed. */
   private async send(editing: Editing, command: () => Promise<CorrectedPage>): Promise<void> {
     if (editing.busy) return;
-    setBusy(editing, true);
-    say(editing, "");
-    let answer: CorrectedPage;
-    try {
-      answer = await command();
-    } catch (error) {
-      setBusy(editing, false);
-      say(editing, String(error));
-      return;
-    }
+    const answer = await sendCommand(shownOn(editing), command);
+    if (!answer) return;
     // Kept in the cache even if the editor was closed meanwhile: the page shows it all the same.
     this.closeIfOpen(editing);
     this.onAnswer(answer, editing.block.blockId);
   }
+}
+
+function shownOn(editing: Editing): CommandShown {
+  return { busy: (busy) => setBusy(editing, busy), say: (message) => say(editing, message) };
 }
 
 function setBusy(editing: Editing, busy: boolean): void {

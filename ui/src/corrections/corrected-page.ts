@@ -30,3 +30,26 @@ export function describeCorrected(answer: CorrectedPage, blockId: number | null)
     ? `${block} corrected: exports use your text.`
     : `${block} shows the reading's text.`;
 }
+
+/** Where a command is asked from (the editor, a prompt, the region panel): it shows the command under way and
+ * says a refusal. */
+export interface CommandShown {
+  busy(busy: boolean): void;
+  say(message: string): void;
+}
+
+/** Runs `command`, shown on `shown`: its answer, or null once its refusal is said (the form keeps its text). */
+export async function sendCommand(
+  shown: CommandShown,
+  command: () => Promise<CorrectedPage>,
+): Promise<CorrectedPage | null> {
+  shown.busy(true);
+  shown.say("");
+  try {
+    return await command();
+  } catch (error) {
+    shown.busy(false);
+    shown.say(String(error));
+    return null;
+  }
+}

@@ -3,7 +3,7 @@
 // just before the block now where the corrected one was.
 import type { CorrectedPage, DifferingCorrection } from "../events";
 import { el } from "../dom";
-import type { CorrectionApi, OnAnswer } from "./corrected-page";
+import { sendCommand, type CorrectionApi, type OnAnswer } from "./corrected-page";
 import "./corrections.css";
 
 /** A prompt on screen, and where it says why a command was refused. */
@@ -87,16 +87,9 @@ export class CorrectionPrompts {
 
   /** The answer takes the prompt's place (the page shows the prompts still asked); a refusal is said in it. */
   private async send(prompt: Prompt, blockId: number | null, command: () => Promise<CorrectedPage>): Promise<void> {
-    setBusy(prompt, true);
-    say(prompt, "");
-    let answer: CorrectedPage;
-    try {
-      answer = await command();
-    } catch (error) {
-      setBusy(prompt, false);
-      say(prompt, String(error));
-      return;
-    }
+    const shown = { busy: (busy: boolean) => setBusy(prompt, busy), say: (message: string) => say(prompt, message) };
+    const answer = await sendCommand(shown, command);
+    if (!answer) return;
     prompt.element.remove();
     this.onAnswer(answer, blockId);
   }

@@ -4,6 +4,7 @@
 // dialog: the page stays usable, and the desktop tests' WebDriver screenshots hang on modal dialogs.
 import type { AddedBlock, BlockCorrection, RegionRead, RegionRequest } from "../api";
 import { rowsFor } from "../corrections/block-editor";
+import { sendCommand } from "../corrections/corrected-page";
 import { el } from "../dom";
 import type { BoxNorm, CorrectedPage } from "../events";
 import type { PageStatus } from "../markdown/streaming-renderer";
@@ -192,16 +193,9 @@ export class RegionPanel {
    * keeps the text. */
   private async send(opened: Opened, command: () => Promise<CorrectedPage>, message: string): Promise<void> {
     if (opened.busy) return;
-    setBusy(opened, true);
-    say(opened, "");
-    let answer: CorrectedPage;
-    try {
-      answer = await command();
-    } catch (error) {
-      setBusy(opened, false);
-      say(opened, String(error));
-      return;
-    }
+    const shown = { busy: (busy: boolean) => setBusy(opened, busy), say: (message: string) => say(opened, message) };
+    const answer = await sendCommand(shown, command);
+    if (!answer) return;
     // Kept in the cache even if the panel was closed meanwhile: the page shows it all the same.
     this.closeIfOpen(opened);
     this.hooks.answered(answer, message);
