@@ -3,7 +3,7 @@
 
 mod outputs;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -46,7 +46,8 @@ pub struct ConvertArgs {
     #[arg(long, value_enum, default_value_t = Chapters::Document)]
     epub_chapters: Chapters,
     /// The name of each document's files (and folder, when several are converted): {name} is the
-    /// document's file name without its extension.
+    /// document's file name without its extension; {page} writes each page as files of its own, numbered
+    /// from 1 and padded so that they sort ("{name}-p{page}": report-p01.md, report-p02.md, …).
     #[arg(long, default_value = "{name}")]
     name: String,
     /// Replace outputs that are there already (by default nothing is read when one is).
@@ -114,14 +115,25 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     let files = expand_inputs(&args.files)?;
     let plans = plan_outputs(&args.out, &files, &args.name)?;
     let choice = export_choice(&args);
-    refuse_overwrite(&plans, &choice, args.overwrite)?;
     let password = args.password.password()?;
     let documents = open_documents(&files, password.as_deref())?;
+    let pages = pages.unwrap_or_default();
+    let outputs: Vec<(PathBuf, String)> = documents
+        .iter()
+        .zip(&plans)
+        .flat_map(|((_, document), plan)| {
+            let count = document.page_count();
+            plan.stems(&pages_written(&pages, count), count)
+                .into_iter()
+                .map(|(stem, _)| (plan.folder.clone(), stem))
+        })
+        .collect();
+    refuse_overwrite(&outputs, &choice, args.overwrite)?;
     let recognizer = recognizer(&args)?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| Failure::Unexpected(e.into()))?;
     let cache = open_cache(&runtime, args.cache.as_deref())?;
     let options = ReadOptions {
-        pages: pages.unwrap_or_default(),
+        pages,
         use_cache: !args.no_cache,
         ..ReadOptions::default()
     };
@@ -287,15 +299,39 @@ fn convert_document(
     report_pages(&name, &pages);
     let outcome = Outcome::of(&pages);
     let mut export = DocumentExport {
+        section: None,
         document,
         title: document.title().unwrap_or_else(|| file_stem(path)),
         pages: pages.into_values().collect(),
     };
     apply_corrections(&name, &mut export.pages, cache, document.content_hash());
-    let written = choice
-        .write(&export, &plan.folder, &plan.stem)
-        .map_err(|e| Failure::Output(e.to_string()))?;
-    for format in choice.unwritten(&plan.folder, &plan.stem, &written.files) {
+    let count = document.page_count();
+    let mut unwritten: Option<BTreeSet<ExportFormat>> = None;
+    for (stem, page) in plan.stems(&pages_written(&options.pages, count), count) {
+        let part = DocumentExport {
+            section: page,
+            document,
+            title: export.title.clone(),
+            pages: export
+                .pages
+                .iter()
+                .filter(|p| page.is_none_or(|page| p.index == page))
+                .cloned()
+                .collect(),
+        };
+        let written = choice
+            .write(&part, &plan.folder, &stem)
+            .map_err(|e| Failure::Output(e.to_string()))?;
+        let missing: BTreeSet<_> = choice
+            .unwritten(&plan.folder, &stem, &written.files)
+            .into_iter()
+            .collect();
+        unwritten = Some(match unwritten {
+            None => missing,
+            Some(before) => before.intersection(&missing).copied().collect(),
+        });
+    }
+    for format in unwritten.unwrap_or_default() {
         eprintln!("{name}: no tables were read, so nothing was written as {format}");
     }
     if summary.from_cache == total {
@@ -307,6 +343,14 @@ fn convert_document(
         );
     }
     Ok(outcome)
+}
+
+/// The pages a document's files hold: those asked for that it has, or all of them.
+fn pages_written(asked: &[usize], page_count: usize) -> Vec<usize> {
+    match asked {
+        [] => (0..page_count).collect(),
+        asked => asked.iter().copied().filter(|&p| p < page_count).collect(),
+    }
 }
 
 /// The corrections made in the window, laid over the pages written; one the page no longer fits is said.

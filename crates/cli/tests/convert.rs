@@ -577,3 +577,71 @@ fn damaged_weights_exit_4_and_say_which_file_and_what_is_wrong() {
         assert!(stderr(&run).contains(words), "{}", stderr(&run));
     }
 }
+
+#[test]
+fn a_page_in_the_name_writes_each_page_as_its_own_files_numbered_to_sort() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite3");
+    let out = dir.path().join("out");
+    let pdf = fixture("pdfs/born_digital_papers_math_tables/pdfjs__tracemonkey.pdf");
+    let args = [
+        "convert",
+        pdf.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--engine",
+        "text",
+        "--to",
+        "md,json",
+        "--pages",
+        "1-2,10",
+        "--name",
+        "{name}-p{page}",
+    ];
+    let first = deepread(&cache, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // 14 pages: two digits, so that the files sort in page order.
+    let stems = ["pdfjs__tracemonkey-p01", "pdfjs__tracemonkey-p02", "pdfjs__tracemonkey-p10"];
+    let want: Vec<String> = stems
+        .iter()
+        .flat_map(|s| [format!("{s}.json"), format!("{s}.md")])
+        .chain(["images".to_owned()])
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(names, want);
+
+    // Each file is its page alone: page 10's words, as poppler reads that page, and one page section.
+    let page_10 = std::fs::read_to_string(out.join("pdfjs__tracemonkey-p10.md")).unwrap();
+    assert_eq!(page_10.matches("<--- Page Split --->").count(), 1);
+    let poppler = Command::new("pdftotext")
+        .args(["-f", "10", "-l", "10"])
+        .arg(&pdf)
+        .arg("-")
+        .output()
+        .unwrap();
+    let words: Vec<String> = String::from_utf8_lossy(&poppler.stdout)
+        .split_whitespace()
+        .filter(|w| w.len() > 4 && w.chars().all(char::is_alphabetic))
+        .map(str::to_owned)
+        .collect();
+    let found = words.iter().filter(|w| page_10.contains(w.as_str())).count();
+    assert!(found * 10 >= words.len() * 9, "{found} of {} of page 10's words", words.len());
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("pdfjs__tracemonkey-p02.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["pages"].as_array().unwrap().len(), 1);
+    assert_eq!(json["pages"][0]["page"], 1);
+
+    // Converting again asks before replacing any page's files.
+    let again = deepread(&cache, &args);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("already there"), "{}", stderr(&again));
+}

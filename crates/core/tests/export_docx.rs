@@ -200,6 +200,7 @@ fn manual_has_the_recordings_headings_figures_and_pages() {
     let document = Document::open(&manual_dir().join("source.pdf"), None).unwrap();
     assert_eq!(document.page_count(), 25);
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages: manual_export_pages(&document),
@@ -408,6 +409,7 @@ fn a_recorded_table_keeps_its_cells_and_spans_and_math_is_kept() {
     let document = Document::open(&source.join("2305.03393v1-pg9.pdf"), None).unwrap();
     let raw = read(&source.join("deepseek_example.output.md"));
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Optimized Table Tokenization".into(),
         pages: vec![read_page(0, &raw)],

@@ -352,6 +352,7 @@ fn export(
 ) -> (tempfile::TempDir, PathBuf) {
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document,
         title: TITLE.into(),
         pages: pages.iter().map(|&i| read_page(i)).collect(),

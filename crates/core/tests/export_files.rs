@@ -60,6 +60,7 @@ fn markdown_export_writes_the_pages_and_exactly_the_linked_figures() {
     let pages = manual_pages();
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages: pages.clone(),
@@ -101,6 +102,7 @@ fn each_crop_is_its_box_at_the_render_resolution() {
     let pages = manual_pages();
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages: pages.clone(),
@@ -134,6 +136,7 @@ fn a_crop_shows_the_page_under_its_box() {
     let page = read_page(8, &manual_capture(9));
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages: vec![page.clone()],
@@ -194,6 +197,7 @@ fn json_sidecar_has_every_block_in_both_coordinate_systems() {
     });
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera \"manual\"".into(),
         pages: pages.clone(),
@@ -269,6 +273,7 @@ fn re_export_replaces_files_and_drops_figures_that_are_gone() {
     let document = open_manual();
     let out = tempfile::tempdir().unwrap();
     let first = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages: manual_pages(),
@@ -280,6 +285,7 @@ fn re_export_replaces_files_and_drops_figures_that_are_gone() {
     std::fs::write(out.path().join("images/notes.txt"), "mine").unwrap();
 
     let second = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages: vec![read_page(8, &manual_capture(9))],
@@ -312,6 +318,7 @@ fn html_export_is_standalone_and_keeps_tables_and_math() {
     let raw = read(&source.join("deepseek_example.output.md"));
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Optimized Table Tokenization <for> Table Structure Recognition".into(),
         pages: vec![read_page(0, &raw)],
@@ -335,6 +342,7 @@ fn html_chosen_alone_still_writes_the_figures_it_links() {
     let pages = manual_pages();
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages,
@@ -373,6 +381,7 @@ fn pages_outside_the_document_are_refused() {
     let document = open_manual();
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages: vec![read_page(40, &manual_capture(9))],
@@ -381,6 +390,7 @@ fn pages_outside_the_document_are_refused() {
     assert!(error.to_string().contains("page 41"), "{error}");
     assert!(!out.path().join("manual.md").exists());
     let bad_stem = DocumentExport {
+        section: None,
         pages: Vec::new(),
         ..export
     };
@@ -394,6 +404,7 @@ fn a_page_image_is_cropped_at_its_own_pixels() {
     let page = read_page(0, &raw_of_stdout_capture(&read(&dir.join("stdout.md"))));
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "photo".into(),
         pages: vec![page.clone()],
@@ -413,4 +424,33 @@ fn a_page_image_is_cropped_at_its_own_pixels() {
         .to_rgb8();
     assert_eq!(crop.dimensions(), want.dimensions());
     assert!(crop == want, "the crop differs from the original's pixels");
+}
+
+#[test]
+fn an_export_of_one_page_writes_that_page_alone_and_leaves_the_others_figures() {
+    let document = open_manual();
+    let out = tempfile::tempdir().unwrap();
+    let page_of = |section: usize| DocumentExport {
+        section: Some(section),
+        document: &document,
+        title: "Vastera manual".into(),
+        pages: manual_pages(),
+    };
+    write_markdown(&page_of(14), out.path(), "manual-p15").unwrap();
+    write_json(&page_of(14), out.path(), "manual-p15").unwrap();
+    let page_15_figures = files_in(&out.path().join("images"));
+    assert!(page_15_figures.contains("14_0.png"), "{page_15_figures:?}");
+    write_markdown(&page_of(8), out.path(), "manual-p09").unwrap();
+
+    let markdown = read(&out.path().join("manual-p09.md"));
+    assert_eq!(markdown.matches("<--- Page Split --->").count(), 1, "one page");
+    assert_eq!(markdown, format!("{}{}", manual_pages()[0].markdown, "\n\n<--- Page Split --->\n"));
+    // Page 15's figures stay beside page 9's.
+    let figures = files_in(&out.path().join("images"));
+    assert!(page_15_figures.is_subset(&figures), "{figures:?}");
+
+    let json: Value = serde_json::from_str(&read(&out.path().join("manual-p15.json"))).unwrap();
+    let pages = json["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 1);
+    assert_eq!(pages[0]["page"], 14);
 }

@@ -82,6 +82,7 @@ fn libreoffice_prints_the_word_export_of_the_manual_with_every_heading_and_a_pag
         .map(|(index, raw)| read_page(index, raw))
         .collect();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages,
@@ -129,6 +130,7 @@ fn libreoffice_prints_the_table_of_a_page_from_word_and_from_excel_with_every_ce
     let dir = tempfile::tempdir().unwrap();
     let (document, raw) = docling_page();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "docling page 9".into(),
         pages: vec![read_page(0, &raw)],

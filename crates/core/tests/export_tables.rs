@@ -251,6 +251,7 @@ fn export_and_check(recording: &Recording, page_index: usize) -> Seen {
     let document = open(&recording.pdf);
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "tables".into(),
         pages: vec![read_page(page_index, &recording.raw)],
@@ -390,6 +391,7 @@ fn broken_markup_is_read_as_a_browser_reads_it() {
     let document = open(&recording.pdf);
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "tables".into(),
         pages: vec![read_page(0, &recording.raw)],
@@ -421,6 +423,7 @@ fn tables_are_named_by_their_page_in_the_document() {
     let document = open(&manual_dir().join("source.pdf"));
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "tables".into(),
         pages: vec![read_page(2, &recording.raw)],
@@ -450,6 +453,7 @@ fn a_document_without_tables_writes_no_files() {
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("exports");
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "Vastera manual".into(),
         pages,
@@ -466,6 +470,7 @@ fn re_export_removes_tables_that_are_gone_and_keeps_other_files() {
     let export_page = |recording: &Recording| {
         let document = open(&recording.pdf);
         let export = DocumentExport {
+            section: None,
             document: &document,
             title: "tables".into(),
             pages: vec![read_page(0, &recording.raw)],
@@ -495,6 +500,7 @@ fn numbers_as_written_come_back_as_numbers_with_their_format() {
     let document = open(&manual_dir().join("source.pdf"));
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "numbers".into(),
         pages: vec![PageExport {
@@ -551,6 +557,7 @@ fn pages_outside_the_document_are_refused() {
     let document = open(&docling_page().pdf);
     let out = tempfile::tempdir().unwrap();
     let export = DocumentExport {
+        section: None,
         document: &document,
         title: "tables".into(),
         pages: vec![read_page(4, &docling_page().raw)],

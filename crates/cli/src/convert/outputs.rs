@@ -13,12 +13,34 @@ const DOCUMENT_EXTENSIONS: &[&str] = &["pdf", "png", "jpg", "jpeg", "tif", "tiff
 
 /// The placeholder of a name pattern: the document's file name without its extension.
 const NAME: &str = "{name}";
+/// The placeholder that writes each page as its own files: the page's number from 1, padded to the width of
+/// the document's last so that the files sort in page order.
+const PAGE: &str = "{page}";
 
-/// Where one document's files go: `folder/stem.md`, `folder/stem.docx`, ….
+/// Where one document's files go: `folder/stem.md`, `folder/stem.docx`, …; a stem with `{page}` in it is
+/// one set of files per page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputPlan {
     pub folder: PathBuf,
     pub stem: String,
+}
+
+impl OutputPlan {
+    /// The stems the document is written under, each with the page it holds: one stem for the whole document,
+    /// or with `{page}`, one per page of `pages` (0-based) of a document of `page_count` pages.
+    pub fn stems(&self, pages: &[usize], page_count: usize) -> Vec<(String, Option<usize>)> {
+        if !self.stem.contains(PAGE) {
+            return vec![(self.stem.clone(), None)];
+        }
+        let width = page_count.max(1).to_string().len();
+        pages
+            .iter()
+            .map(|&page| {
+                let number = format!("{:0width$}", page + 1);
+                (self.stem.replace(PAGE, &number), Some(page))
+            })
+            .collect()
+    }
 }
 
 /// The documents named, each folder among them opened to the documents directly in it, by name.
@@ -97,10 +119,10 @@ pub fn file_stem(path: &Path) -> String {
 }
 
 fn check_pattern(pattern: &str) -> Result<(), Failure> {
-    let rest = pattern.replace(NAME, "");
+    let rest = pattern.replace(NAME, "").replace(PAGE, "");
     if rest.contains(['{', '}']) {
         return Err(Failure::Usage(format!(
-            "--name \"{pattern}\": the only placeholder is {NAME}"
+            "--name \"{pattern}\": the placeholders are {NAME} and {PAGE}"
         )));
     }
     if rest.contains(['/', '\\']) || pattern.trim().is_empty() {
@@ -128,9 +150,9 @@ fn refuse_shared_outputs(files: &[PathBuf], plans: &[OutputPlan]) -> Result<(), 
     Ok(())
 }
 
-/// Refuses, naming them, outputs that are there already, unless `overwrite`.
+/// Refuses, naming them, outputs that are there already, unless `overwrite`: each `(folder, stem)` written.
 pub fn refuse_overwrite(
-    plans: &[OutputPlan],
+    outputs: &[(PathBuf, String)],
     choice: &ExportChoice,
     overwrite: bool,
 ) -> Result<(), Failure> {
@@ -138,12 +160,15 @@ pub fn refuse_overwrite(
         return Ok(());
     }
     let mut existing = Vec::new();
-    for plan in plans {
+    for (folder, stem) in outputs {
         let found = choice
-            .existing_outputs(&plan.folder, &plan.stem)
+            .existing_outputs(folder, stem)
             .map_err(|e| Failure::Output(e.to_string()))?;
         existing.extend(found);
     }
+    // Every page's files share one `images/`.
+    existing.sort();
+    existing.dedup();
     match existing.as_slice() {
         [] => Ok(()),
         [first, rest @ ..] => Err(Failure::Usage(format!(
@@ -184,7 +209,23 @@ mod tests {
         let no_name = plan_outputs(out, &paths(&["/x/a.pdf", "/x/b.pdf"]), "book");
         assert!(no_name.is_err());
         assert!(plan_outputs(out, &paths(&["/x/a.pdf"]), "book").is_ok());
-        assert!(plan_outputs(out, &paths(&["/x/a.pdf"]), "{page}-{name}").is_err());
+        assert!(plan_outputs(out, &paths(&["/x/a.pdf"]), "{date}-{name}").is_err());
+    }
+
+    #[test]
+    fn a_page_in_the_pattern_writes_each_page_under_its_own_name_in_page_order() {
+        let out = Path::new("/out");
+        let plan = &plan_outputs(out, &paths(&["/x/report.pdf"]), "{name}-p{page}").unwrap()[0];
+        assert_eq!(
+            plan.stems(&[0, 8, 119], 120),
+            vec![
+                ("report-p001".to_owned(), Some(0)),
+                ("report-p009".to_owned(), Some(8)),
+                ("report-p120".to_owned(), Some(119)),
+            ]
+        );
+        let whole = &plan_outputs(out, &paths(&["/x/report.pdf"]), "{name}").unwrap()[0];
+        assert_eq!(whole.stems(&[0, 1], 2), vec![("report".to_owned(), None)]);
     }
 
     #[test]

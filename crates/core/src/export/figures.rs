@@ -95,8 +95,9 @@ fn largest_dpi_within_limits(size: PageSize) -> f64 {
     by_side.min(by_area) * LIMIT_MARGIN
 }
 
-/// Writes every figure of the reading to `OUT/images/`, and removes figure files a previous export
-/// left there that this one no longer has, so the folder matches the Markdown exactly.
+/// Writes every figure of the reading to `OUT/images/`, and removes figure files of the pages it covers that
+/// a previous export left there and this one no longer has, so the folder matches the Markdown exactly. An
+/// export of one page (a file per page) leaves the other pages' figures in place.
 pub fn write_figures(
     export: &DocumentExport<'_>,
     out_dir: &Path,
@@ -105,7 +106,8 @@ pub fn write_figures(
     ensure_dir(&dir)?;
     let mut summary = ExportSummary::default();
     let mut written = HashSet::new();
-    for page in pages_in_order(export)?.into_iter().flatten() {
+    let pages = pages_in_order(export)?;
+    for page in pages.iter().filter_map(|(_, page)| *page) {
         let figures = page_figures(page);
         if figures.is_empty() {
             continue;
@@ -121,7 +123,10 @@ pub fn write_figures(
             summary.figures += 1;
         }
     }
-    remove_stale(&dir, &written, is_figure_file_name);
+    let covered: HashSet<usize> = pages.iter().map(|(index, _)| *index).collect();
+    remove_stale(&dir, &written, |name| {
+        figure_page(name).is_some_and(|page| covered.contains(&page))
+    });
     Ok(summary)
 }
 
@@ -181,15 +186,11 @@ pub(super) fn encode_png(image: &RgbImage, path: &Path) -> Result<Vec<u8>, Expor
 }
 
 /// `{digits}_{digits}.png`.
-fn is_figure_file_name(name: &str) -> bool {
-    let Some(stem) = name.strip_suffix(".png") else {
-        return false;
-    };
-    let Some((page, n)) = stem.split_once('_') else {
-        return false;
-    };
+/// The page of a figure file named as the export names them (`{page}_{n}.png`); `None` for any other file.
+fn figure_page(name: &str) -> Option<usize> {
+    let (page, n) = name.strip_suffix(".png")?.split_once('_')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    digits(page) && digits(n)
+    (digits(page) && digits(n)).then(|| page.parse().ok())?
 }
 
 #[cfg(test)]
@@ -239,13 +240,13 @@ mod tests {
     }
 
     #[test]
-    fn figure_file_names_are_recognised_exactly() {
-        assert!(is_figure_file_name("0_0.png"));
-        assert!(is_figure_file_name("12_3.png"));
-        assert!(!is_figure_file_name("cover.png"));
-        assert!(!is_figure_file_name("1_2.jpg"));
-        assert!(!is_figure_file_name("_2.png"));
-        assert!(!is_figure_file_name("1_2_3.png"));
+    fn figure_file_names_are_recognised_exactly_with_their_page() {
+        assert_eq!(figure_page("0_0.png"), Some(0));
+        assert_eq!(figure_page("12_3.png"), Some(12));
+        assert_eq!(figure_page("cover.png"), None);
+        assert_eq!(figure_page("1_2.jpg"), None);
+        assert_eq!(figure_page("_2.png"), None);
+        assert_eq!(figure_page("1_2_3.png"), None);
     }
 
     #[test]

@@ -37,6 +37,7 @@ impl FinishedPages {
     /// The export of these pages of `document`.
     pub fn export<'d>(&self, document: &'d Document, title: String) -> DocumentExport<'d> {
         DocumentExport {
+            section: None,
             document,
             title,
             pages: self.pages.values().cloned().collect(),

@@ -75,7 +75,7 @@ fn document_html(export: &DocumentExport<'_>) -> Result<String, ExportError> {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1 class=\"document-title\">{title}</h1>\n"
     );
-    for (index, page) in pages_in_order(export)?.into_iter().enumerate() {
+    for (index, page) in pages_in_order(export)? {
         out.push_str(&page_section(index, page));
     }
     out.push_str("</body>\n</html>\n");

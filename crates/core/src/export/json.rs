@@ -123,7 +123,7 @@ pub fn write_json(
 fn export_file<'e>(export: &'e DocumentExport<'_>) -> Result<ExportFile<'e>, ExportError> {
     let document = export.document;
     let mut pages = Vec::with_capacity(document.page_count());
-    for (index, page) in pages_in_order(export)?.into_iter().enumerate() {
+    for (index, page) in pages_in_order(export)? {
         let size = document
             .page_size(index)
             .map_err(|source| ExportError::PageSize {

@@ -17,7 +17,7 @@ pub const PAGE_SPLIT: &str = "\n\n<--- Page Split --->\n";
 pub fn document_markdown(export: &DocumentExport<'_>) -> Result<String, ExportError> {
     let pages = pages_in_order(export)?;
     let mut out = String::new();
-    for page in &pages {
+    for (_, page) in pages {
         if let Some(page) = page {
             warn_on_missing_figure_links(page);
             out.push_str(&page.markdown);

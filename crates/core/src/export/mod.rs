@@ -56,6 +56,9 @@ pub struct DocumentExport<'a> {
     /// missing here are exported as unread (an empty Markdown section), so section `i` of the
     /// Markdown is always page `i`.
     pub pages: Vec<PageExport>,
+    /// `Some(i)`: the export is page `i` alone (its files one page of a file per page); `None`: the whole
+    /// document.
+    pub section: Option<usize>,
 }
 
 /// One page of a reading, as the reading reported it when the page ended.
@@ -152,7 +155,7 @@ pub struct ExportSummary {
 /// not read.
 fn pages_in_order<'e>(
     export: &'e DocumentExport<'_>,
-) -> Result<Vec<Option<&'e PageExport>>, ExportError> {
+) -> Result<Vec<(usize, Option<&'e PageExport>)>, ExportError> {
     let count = export.document.page_count();
     let mut pages: Vec<Option<&PageExport>> = vec![None; count];
     for page in &export.pages {
@@ -167,7 +170,11 @@ fn pages_in_order<'e>(
         }
         *slot = Some(page);
     }
-    Ok(pages)
+    match export.section {
+        None => Ok(pages.into_iter().enumerate().collect()),
+        Some(index) if index < count => Ok(vec![(index, pages[index])]),
+        Some(index) => Err(ExportError::PageOutOfRange { index, count }),
+    }
 }
 
 /// `OUT/<stem>.<extension>`, refusing stems that are not a plain file name.

@@ -48,7 +48,10 @@ pub fn write_docx(
     stem: &str,
 ) -> Result<ExportSummary, ExportError> {
     let path = output_file(out_dir, stem, "docx")?;
-    let pages = pages_in_order(export)?;
+    let pages: Vec<_> = pages_in_order(export)?
+        .into_iter()
+        .map(|(_, page)| page)
+        .collect();
     let bytes = docx_bytes(&export.title, &pages, |page| {
         Pictures::of_page(export.document, page)
     })?;

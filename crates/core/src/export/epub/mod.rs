@@ -55,8 +55,8 @@ pub fn write_epub(
     })?;
     let figures = add_figures(&mut book, export, &pages)?;
     let mut body = Vec::new();
-    for (index, page) in pages.iter().enumerate() {
-        body.extend(page_body(index, *page, &figures));
+    for &(index, page) in &pages {
+        body.extend(page_body(index, page, &figures));
     }
     let chapters = split_chapters(body, chapters, &title);
     for chapter in &chapters {
@@ -101,10 +101,10 @@ fn document_identifier(sha256_hex: &str) -> Option<uuid::Uuid> {
 fn add_figures(
     book: &mut Book,
     export: &DocumentExport<'_>,
-    pages: &[Option<&PageExport>],
+    pages: &[(usize, Option<&PageExport>)],
 ) -> Result<HashSet<String>, ExportError> {
     let mut links = HashSet::new();
-    for page in pages.iter().flatten() {
+    for page in pages.iter().filter_map(|(_, page)| *page) {
         let figures = page_figures(page);
         if figures.is_empty() {
             continue;
