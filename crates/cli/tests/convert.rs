@@ -607,7 +607,11 @@ fn a_page_in_the_name_writes_each_page_as_its_own_files_numbered_to_sort() {
         .into_iter()
         .collect();
     // 14 pages: two digits, so that the files sort in page order.
-    let stems = ["pdfjs__tracemonkey-p01", "pdfjs__tracemonkey-p02", "pdfjs__tracemonkey-p10"];
+    let stems = [
+        "pdfjs__tracemonkey-p01",
+        "pdfjs__tracemonkey-p02",
+        "pdfjs__tracemonkey-p10",
+    ];
     let want: Vec<String> = stems
         .iter()
         .flat_map(|s| [format!("{s}.json"), format!("{s}.md")])
@@ -631,8 +635,15 @@ fn a_page_in_the_name_writes_each_page_as_its_own_files_numbered_to_sort() {
         .filter(|w| w.len() > 4 && w.chars().all(char::is_alphabetic))
         .map(str::to_owned)
         .collect();
-    let found = words.iter().filter(|w| page_10.contains(w.as_str())).count();
-    assert!(found * 10 >= words.len() * 9, "{found} of {} of page 10's words", words.len());
+    let found = words
+        .iter()
+        .filter(|w| page_10.contains(w.as_str()))
+        .count();
+    assert!(
+        found * 10 >= words.len() * 9,
+        "{found} of {} of page 10's words",
+        words.len()
+    );
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("pdfjs__tracemonkey-p02.json")).unwrap(),
     )
@@ -643,5 +654,9 @@ fn a_page_in_the_name_writes_each_page_as_its_own_files_numbered_to_sort() {
     // Converting again asks before replacing any page's files.
     let again = deepread(&cache, &args);
     assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
-    assert!(stderr(&again).contains("already there"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already there"),
+        "{}",
+        stderr(&again)
+    );
 }

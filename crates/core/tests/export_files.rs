@@ -443,8 +443,19 @@ fn an_export_of_one_page_writes_that_page_alone_and_leaves_the_others_figures() 
     write_markdown(&page_of(8), out.path(), "manual-p09").unwrap();
 
     let markdown = read(&out.path().join("manual-p09.md"));
-    assert_eq!(markdown.matches("<--- Page Split --->").count(), 1, "one page");
-    assert_eq!(markdown, format!("{}{}", manual_pages()[0].markdown, "\n\n<--- Page Split --->\n"));
+    assert_eq!(
+        markdown.matches("<--- Page Split --->").count(),
+        1,
+        "one page"
+    );
+    assert_eq!(
+        markdown,
+        format!(
+            "{}{}",
+            manual_pages()[0].markdown,
+            "\n\n<--- Page Split --->\n"
+        )
+    );
     // Page 15's figures stay beside page 9's.
     let figures = files_in(&out.path().join("images"));
     assert!(page_15_figures.is_subset(&figures), "{figures:?}");
