@@ -16,7 +16,7 @@ PACKAGES=(
   xvfb xauth webkit2gtk-driver x11-utils imagemagick
   xdotool python3-gi gir1.2-gtk-3.0 dbus-daemon gnome-keyring
   fonts-dejavu-core fonts-noto-core fonts-noto-cjk
-  epubcheck libreoffice-writer-nogui libreoffice-calc-nogui unzip
+  epubcheck libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-math-nogui unzip
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -19,6 +19,7 @@ const W: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
 const R: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 const A: &str = "http://schemas.openxmlformats.org/drawingml/2006/main";
 const WP: &str = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing";
+const M: &str = "http://schemas.openxmlformats.org/officeDocument/2006/math";
 const EMU_PER_TWIP: f64 = 635.0;
 
 /// The manual's page that is exported as failed (1-based), and the one left unread.
@@ -446,15 +447,20 @@ fn a_recorded_table_keeps_its_cells_and_spans_and_math_is_kept() {
         assert_eq!(width, columns);
     }
 
-    // The recording's inline LaTeX is a run of its own, as written, in a math font.
-    let math = &raw[raw.find("\\(").unwrap()..raw.find("\\)").unwrap() + 2];
-    let run = body
+    // The recording's inline LaTeX, `\(2x\)`, is Office Math in its paragraph, and no text run holds it.
+    let formulas: Vec<Node> = body.descendants().filter(|n| is(n, M, "oMath")).collect();
+    assert_eq!(formulas.len(), raw.matches("\\(").count());
+    let math_text: String = formulas[0]
         .descendants()
-        .filter(|n| is(n, W, "r"))
-        .find(|r| text(*r) == math)
-        .unwrap_or_else(|| panic!("no run holds {math}"));
-    let font = find(run, "rFonts").and_then(|f| w_attr(&f, "ascii"));
-    assert_eq!(font, Some("Cambria Math"));
+        .filter(|n| is(n, M, "t"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert_eq!(math_text, "2x");
+    assert!(
+        is(&formulas[0].parent().unwrap(), W, "p"),
+        "inline, in its paragraph"
+    );
+    assert!(!xml.contains("\\(2x"), "the LaTeX is not left as text");
 
     let headings = docx_headings(&body_pages(&body)[0]);
     assert_eq!(headings, recorded_headings(&raw));

@@ -1,9 +1,9 @@
 //! The Word and Excel exports opened by a real office suite: LibreOffice, headless, converts each file to PDF
 //! without an error, and the PDF it prints, read back with PDFium, holds the words of the recorded model output
-//! the file was made from (headings, table cells, the numbers of a table).
+//! the file was made from (headings, table cells, the numbers of a table, formulas typeset as Office Math).
 //!
-//! Needs PDFium (DEEPREAD_PDFIUM) and LibreOffice's `soffice` (Debian's libreoffice-writer-nogui and
-//! libreoffice-calc-nogui, which scripts/install-system-deps.sh installs).
+//! Needs PDFium (DEEPREAD_PDFIUM) and LibreOffice's `soffice` (Debian's libreoffice-writer-nogui,
+//! libreoffice-calc-nogui and libreoffice-math-nogui, which scripts/install-system-deps.sh installs).
 
 mod common;
 
@@ -158,4 +158,28 @@ fn libreoffice_prints_the_table_of_a_page_from_word_and_from_excel_with_every_ce
             file.display()
         );
     }
+}
+
+#[test]
+fn libreoffice_typesets_the_formulas_of_a_page_of_exercises_from_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = grounding_dir()
+        .join("with_source/thukiy_R-G-/exercises/Uebungsblatt-CDS-Mathe1_Ana6_Loesungen_p001");
+    let document = Document::open(&source.join("input_page.pdf"), None).unwrap();
+    let raw = read(&source.join("output.md"));
+    assert!(raw.contains("\\frac{1}{x - 2}") && raw.contains("\\Delta"));
+    let export = DocumentExport {
+        section: None,
+        document: &document,
+        title: "Übungsblatt Ana 6".into(),
+        pages: vec![read_page(0, &raw)],
+    };
+    let docx = write_docx(&export, dir.path(), "exercises").unwrap().files[0].clone();
+    let text = text_of(&printed_by_libreoffice(&docx, dir.path()));
+    // Office Math, typeset: Greek where the LaTeX named it, and no LaTeX command left as text.
+    assert!(text.contains('Δ'), "{text}");
+    for command in ["\\frac", "\\Delta", "\\text", "\\qquad", "\\("] {
+        assert!(!text.contains(command), "{command} printed as text: {text}");
+    }
+    assert!(holds_words(&text, "Funktionsgraphen verschieben"), "{text}");
 }

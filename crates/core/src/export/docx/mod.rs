@@ -8,6 +8,7 @@
 
 mod markdown;
 mod numbering;
+mod omml;
 mod pictures;
 mod table;
 mod text;
@@ -98,6 +99,7 @@ fn docx_bytes(
 fn pack(docx: Docx) -> Result<Vec<u8>, ExportError> {
     let mut parts = docx.build();
     parts.document = number_drawings(std::mem::take(&mut parts.document));
+    parts.document = omml::office_math(std::mem::take(&mut parts.document));
     let mut bytes = Cursor::new(Vec::new());
     parts.pack(&mut bytes).map_err(|source| ExportError::Docx {
         source: source.into(),

@@ -2,9 +2,10 @@
 
 use docx_rs::{Run, RunFonts};
 
+use super::omml::{is_marker, marked_formula};
 use crate::export::math::{Piece, ProtectedMath};
 
-/// The font LaTeX is shown in until it is converted to Office Math.
+/// The font of a formula's run, for a reader that does not take Office Math.
 const MATH_FONT: &str = "Cambria Math";
 /// The font of code spans and code blocks.
 const CODE_FONT: &str = "Consolas";
@@ -28,7 +29,8 @@ pub(super) fn xml_safe(text: &str) -> String {
 
 fn is_wanted_xml_char(c: char) -> bool {
     let xml = matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
-    xml && (!c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+    // The formula markers are ours alone: text that holds one cannot pass for a formula.
+    xml && (!c.is_control() || matches!(c, '\t' | '\n' | '\r')) && !is_marker(c)
 }
 
 /// A run of plain text in `style`.
@@ -49,10 +51,12 @@ pub(super) fn text_run(text: &str, style: RunStyle) -> Run {
     run
 }
 
-/// A LaTeX span kept as written, delimiters included, in a math font: nothing of the formula is
-/// lost. Converting it to Office Math (OMML), so Word typesets it, is the step still to take.
+/// A LaTeX span, which becomes Office Math once docx-rs has written the document (`omml`); the run's
+/// math font is for a reader that keeps the run as it is.
 pub(super) fn math_run(latex: &str) -> Run {
-    Run::new().add_text(xml_safe(latex)).fonts(font(MATH_FONT))
+    Run::new()
+        .add_text(marked_formula(&xml_safe(latex)))
+        .fonts(font(MATH_FONT))
 }
 
 /// The runs of `text` (made from `math`'s protected text): its plain parts in `style`, its math
