@@ -9,6 +9,7 @@ use std::path::Path;
 use pulldown_cmark::{html::push_html, Options, Parser};
 
 use super::atomic::{ensure_dir, write_atomically};
+use super::language::document_language;
 use super::math::{escape_html, protect_math};
 use super::sanitize::sanitize;
 use super::{
@@ -69,8 +70,9 @@ pre { overflow-x: auto; padding: 0.75rem; border: 1px solid var(--rule); }
 
 fn document_html(export: &DocumentExport<'_>) -> Result<String, ExportError> {
     let title = escape_html(&export.title);
+    let language = document_language(export);
     let mut out = format!(
-        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!DOCTYPE html>\n<html lang=\"{language}\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CONTENT_POLICY}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1 class=\"document-title\">{title}</h1>\n"

@@ -19,6 +19,7 @@ mod finished_pages;
 mod formats;
 mod html;
 mod json;
+mod language;
 mod markdown_file;
 mod math;
 mod sanitize;

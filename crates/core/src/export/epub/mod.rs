@@ -17,6 +17,7 @@ use xhtml::{html_to_body, xml_text, Element, Node};
 use super::atomic::{ensure_dir, write_atomically};
 use super::figures::{crop_figure, encode_png, page_figures, render_for_figures};
 use super::html::{markdown_to_safe_html, page_note};
+use super::language::document_language;
 use super::{output_file, pages_in_order, DocumentExport, ExportError, ExportSummary, PageExport};
 
 /// How the book is cut into chapters (content documents, one table-of-contents entry each). As the app's
@@ -32,10 +33,6 @@ pub enum EpubChapters {
     Heading(u8),
 }
 
-/// The model reads any language and the reading does not say which; "undetermined" is the
-/// honest value for the language the package must declare.
-const LANGUAGE: &str = "und";
-
 /// Writes `OUT/<stem>.epub`, creating `OUT` if needed. Nothing else is written: the figures are
 /// inside the book.
 pub fn write_epub(
@@ -50,7 +47,8 @@ pub fn write_epub(
     let identifier = document_identifier(export.document.content_hash());
     let mut book = Book::new(&BookInfo {
         title: &title,
-        language: LANGUAGE,
+        // The reading does not say its language: it is told from the text ("und" where it cannot be).
+        language: document_language(export),
         identifier,
     })?;
     let figures = add_figures(&mut book, export, &pages)?;
