@@ -18,6 +18,21 @@ fn deepread(cache: &Path, args: &[&str]) -> Output {
         .expect("deepread runs")
 }
 
+/// `markdown` holds 90 % or more of the words of `text` (alphabetic, of `min_len` letters or more), read by
+/// something other than us (`whose`).
+fn assert_holds_most_words(markdown: &str, text: &str, min_len: usize, whose: &str) {
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .filter(|w| w.chars().all(char::is_alphabetic) && w.chars().count() >= min_len)
+        .collect();
+    let found = words.iter().filter(|w| markdown.contains(**w)).count();
+    assert!(
+        found * 10 >= words.len() * 9,
+        "only {found} of {} words of {whose} found",
+        words.len()
+    );
+}
+
 const PAPER: &str = "pdfs/born_digital_papers_math_tables/docling__2305.03393v1-pg9.pdf";
 const SLIDES: &str = "pdfs/slides/zerox__0013_slides.pdf";
 
@@ -45,19 +60,7 @@ fn text_engine_writes_markdown_and_json_and_the_second_run_reads_from_the_cache(
         "pdfs/born_digital_papers_math_tables/groundtruth/docling__2305.03393v1-pg9.md",
     ))
     .unwrap();
-    let truth_words: Vec<&str> = truth
-        .split_whitespace()
-        .filter(|w| w.chars().all(char::is_alphabetic) && w.len() > 3)
-        .collect();
-    let found = truth_words
-        .iter()
-        .filter(|w| markdown.contains(**w))
-        .count();
-    assert!(
-        found * 10 >= truth_words.len() * 9,
-        "only {found} of {} ground-truth words found",
-        truth_words.len()
-    );
+    assert_holds_most_words(&markdown, &truth, 4, "the ground truth");
 
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("docling__2305.03393v1-pg9.json")).unwrap(),
@@ -630,20 +633,8 @@ fn a_page_in_the_name_writes_each_page_as_its_own_files_numbered_to_sort() {
         .arg("-")
         .output()
         .unwrap();
-    let words: Vec<String> = String::from_utf8_lossy(&poppler.stdout)
-        .split_whitespace()
-        .filter(|w| w.len() > 4 && w.chars().all(char::is_alphabetic))
-        .map(str::to_owned)
-        .collect();
-    let found = words
-        .iter()
-        .filter(|w| page_10.contains(w.as_str()))
-        .count();
-    assert!(
-        found * 10 >= words.len() * 9,
-        "{found} of {} of page 10's words",
-        words.len()
-    );
+    let poppler = String::from_utf8_lossy(&poppler.stdout);
+    assert_holds_most_words(&page_10, &poppler, 5, "poppler's page 10");
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("pdfjs__tracemonkey-p02.json")).unwrap(),
     )
