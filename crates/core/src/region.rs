@@ -2,16 +2,14 @@
 //! or the words of the text layer under it) is read by any recognizer as a page of its own.
 
 use deepread_pdf::{Document, PageSize, Rect, Word};
-use image::RgbImage;
 
-use crate::events::{Block, BoxNorm};
+use crate::events::{Block, BoxNorm, COORD_MAX};
+use crate::export::crop_figure;
 use crate::pipeline::prepare_page;
 use crate::reading::{PageOutcome, PageReader};
 use crate::recognizer::{Control, Fed, PageFeed, PageInput, PageSink, ReadStats, Recognizer};
 use crate::sentinel::{SentinelConfig, Verdict};
 
-/// The largest normalised coordinate; the model's boxes run 0..=999 of the page.
-const COORD_MAX: f32 = 999.0;
 /// A region narrower or lower than this, in normalised units (about 1 % of the page), is a slip of the
 /// pointer, not something to read.
 const MIN_SIDE: u16 = 8;
@@ -78,10 +76,10 @@ pub fn read_region(
 fn crop(page: PageInput, region: BoxNorm) -> PageInput {
     let size = page.size;
     let area = Rect {
-        left: f32::from(region.x1) / COORD_MAX * size.width_pt,
-        top: f32::from(region.y1) / COORD_MAX * size.height_pt,
-        right: f32::from(region.x2) / COORD_MAX * size.width_pt,
-        bottom: f32::from(region.y2) / COORD_MAX * size.height_pt,
+        left: f32::from(region.x1) / f32::from(COORD_MAX) * size.width_pt,
+        top: f32::from(region.y1) / f32::from(COORD_MAX) * size.height_pt,
+        right: f32::from(region.x2) / f32::from(COORD_MAX) * size.width_pt,
+        bottom: f32::from(region.y2) / f32::from(COORD_MAX) * size.height_pt,
     };
     PageInput {
         page: page.page,
@@ -89,30 +87,11 @@ fn crop(page: PageInput, region: BoxNorm) -> PageInput {
             width_pt: area.right - area.left,
             height_pt: area.bottom - area.top,
         },
-        image: page.image.map(|image| crop_image(&image, region)),
+        // Cropped as a figure is: the reference's mapping of a box onto an image.
+        image: page.image.map(|image| crop_figure(&image, &[region])),
         words: words_inside(page.words, &area),
         model_input: None,
     }
-}
-
-/// The pixels under `region`, mapped as the reference maps a box onto an image (coordinate / 999 × size).
-fn crop_image(image: &RgbImage, region: BoxNorm) -> RgbImage {
-    let (width, height) = image.dimensions();
-    let at =
-        |v: u16, side: u32| ((f32::from(v) / COORD_MAX * side as f32).round() as u32).min(side);
-    let (x1, y1) = (at(region.x1, width), at(region.y1, height));
-    let (x2, y2) = (
-        at(region.x2, width).max(x1 + 1),
-        at(region.y2, height).max(y1 + 1),
-    );
-    image::imageops::crop_imm(
-        image,
-        x1,
-        y1,
-        (x2 - x1).min(width - x1),
-        (y2 - y1).min(height - y1),
-    )
-    .to_image()
 }
 
 fn words_inside(words: Vec<Word>, area: &Rect) -> Vec<Word> {

@@ -150,10 +150,12 @@ fn a_model_is_given_the_crop_of_the_page_and_its_blocks_come_back_as_markdown() 
         given: Mutex::default(),
     };
     let read = read_region(&tracemonkey(), 0, region(80, 330, 490, 560), &model).unwrap();
-    // Letter at 144 dpi is 1224 × 1584 pixels; the region is 410 × 230 thousandths of it.
+    // Letter at 144 dpi is 1224 × 1584 pixels; the region is 410 × 230 thousandths of it, mapped as the
+    // reference maps a box onto an image (`int(v / 999 * side)`).
+    let px = |v: f64, side: f64| (v / 999.0 * side) as u32;
     let want = (
-        (490.0f32 / 999.0 * 1224.0).round() as u32 - (80.0f32 / 999.0 * 1224.0).round() as u32,
-        (560.0f32 / 999.0 * 1584.0).round() as u32 - (330.0f32 / 999.0 * 1584.0).round() as u32,
+        px(490.0, 1224.0) - px(80.0, 1224.0),
+        px(560.0, 1584.0) - px(330.0, 1584.0),
     );
     assert_eq!(*model.given.lock().unwrap(), vec![want]);
     assert_eq!(

@@ -3,7 +3,7 @@
 
 use whatlang::Lang;
 
-use super::math::protect_math;
+use super::math::{protect_math, Piece};
 use super::DocumentExport;
 
 /// What an export declares when the text does not tell: "undetermined".
@@ -36,15 +36,15 @@ pub fn document_language(export: &DocumentExport<'_>) -> &'static str {
 
 /// A block's words: its formulas are no language's, and would make one harder to tell.
 fn words_of(markdown: &str) -> String {
-    protect_math(markdown)
-        .text
-        .chars()
-        .filter(|c| !is_private_use(*c))
+    let protected = protect_math(markdown);
+    protected
+        .pieces(&protected.text)
+        .into_iter()
+        .filter_map(|piece| match piece {
+            Piece::Text(text) => Some(text),
+            Piece::Math(_) => None,
+        })
         .collect()
-}
-
-fn is_private_use(c: char) -> bool {
-    ('\u{E000}'..='\u{F8FF}').contains(&c)
 }
 
 /// The shortest tag of the language, as BCP 47 asks: ISO 639-1 where the language has such a code.

@@ -3,6 +3,8 @@
 use std::fmt::Write as _;
 
 use super::parse::{Item, Style};
+use crate::export::docx::text::xml_safe;
+use crate::export::math::escape_html;
 
 pub(super) fn xml_of(items: &[Item]) -> String {
     let mut out = String::new();
@@ -113,9 +115,5 @@ fn element(out: &mut String, tag: &str, parts: &[(&str, &[Item])]) {
 
 /// Text and attribute values made XML, without the characters XML cannot hold.
 fn escape(text: &str) -> String {
-    crate::export::docx::text::xml_safe(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    escape_html(&xml_safe(text))
 }
