@@ -41,7 +41,7 @@ use deepread_core::recognizer::{
 use deepread_core::sentinel::{SentinelConfig, Verdict};
 use deepread_core::PageEvent;
 use deepread_engine::prompt::Tokenizer;
-use deepread_pdf::{bind_pdfium, Document, PageSize};
+use deepread_pdf::{bind_pdfium, Document, PageSize, PageText};
 use image::RgbImage;
 use support::{stream_events, Events, FastServer};
 
@@ -362,7 +362,7 @@ fn page_input(recorded: &[Recorded], page: usize) -> PageInput {
         page,
         size: recorded.size,
         image: Some(recorded.image.clone()),
-        words: Vec::new(),
+        text: PageText::default(),
         model_input: None,
     }
 }

@@ -1,7 +1,7 @@
 //! Reading one region of a page again: the part of the page under a rectangle the person drew (its image,
 //! or the words of the text layer under it) is read by any recognizer as a page of its own.
 
-use deepread_pdf::{Document, PageSize, Rect, Word};
+use deepread_pdf::{Document, PageSize, PageText, Rect, Rule, Word};
 
 use crate::events::{Block, BoxNorm, COORD_MAX};
 use crate::export::crop_figure;
@@ -89,7 +89,10 @@ fn crop(page: PageInput, region: BoxNorm) -> PageInput {
         },
         // Cropped as a figure is: the reference's mapping of a box onto an image.
         image: page.image.map(|image| crop_figure(&image, &[region])),
-        words: words_inside(page.words, &area),
+        text: PageText {
+            words: words_inside(page.text.words, &area),
+            rules: rules_inside(page.text.rules, &area),
+        },
         model_input: None,
     }
 }
@@ -112,6 +115,38 @@ fn words_inside(words: Vec<Word>, area: &Rect) -> Vec<Word> {
                 bottom: word.bbox.bottom - area.top,
             };
             word
+        })
+        .collect()
+}
+
+/// The rules crossing the region, clipped to it and moved to its origin.
+fn rules_inside(rules: Vec<Rule>, area: &Rect) -> Vec<Rule> {
+    rules
+        .into_iter()
+        .filter_map(|rule| {
+            let (across, along, shift_across, shift_along) = if rule.horizontal {
+                (
+                    (area.top, area.bottom),
+                    (area.left, area.right),
+                    area.top,
+                    area.left,
+                )
+            } else {
+                (
+                    (area.left, area.right),
+                    (area.top, area.bottom),
+                    area.left,
+                    area.top,
+                )
+            };
+            let inside = (across.0..=across.1).contains(&rule.at);
+            let (from, to) = (rule.from.max(along.0), rule.to.min(along.1));
+            (inside && from < to).then_some(Rule {
+                horizontal: rule.horizontal,
+                at: rule.at - shift_across,
+                from: from - shift_along,
+                to: to - shift_along,
+            })
         })
         .collect()
 }

@@ -49,7 +49,7 @@ fn printed_by_libreoffice(file: &Path, dir: &Path) -> Document {
 /// Every word of the PDF, in order, joined by spaces.
 fn text_of(pdf: &Document) -> String {
     (0..pdf.page_count())
-        .flat_map(|page| pdf.text_layer(page).unwrap())
+        .flat_map(|page| pdf.text_layer(page).unwrap().words)
         .map(|word| word.text)
         .collect::<Vec<_>>()
         .join(" ")

@@ -11,7 +11,7 @@ use crate::image_doc::ImageDoc;
 use crate::pdf_doc::PdfDoc;
 use crate::render::RenderSize;
 use crate::sniff::{sniff, Sniffed};
-use crate::text::Word;
+use crate::text::PageText;
 
 /// What kind of file a document was opened from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -124,13 +124,13 @@ impl Document {
         }
     }
 
-    /// The page's own text as words, in reading order as PDFium gives it. Empty for images and
-    /// for scanned pages without an OCR layer.
-    pub fn text_layer(&self, index: usize) -> Result<Vec<Word>, PdfError> {
+    /// The page's own text as words, in reading order as PDFium gives it, and its ruling lines. Empty
+    /// for images and for scanned pages without an OCR layer.
+    pub fn text_layer(&self, index: usize) -> Result<PageText, PdfError> {
         self.check_index(index)?;
         match &self.source {
             Source::Pdf(pdf) => pdf.text_layer(index),
-            Source::Image(_) => Ok(Vec::new()),
+            Source::Image(_) => Ok(PageText::default()),
         }
     }
 

@@ -212,7 +212,7 @@ mod tests {
         let values = ["Quintessa Marlowe", "4471 Larkspur Avenue", "Tenby"];
         let (bytes, filled) = filled_form(&values);
         let document = crate::pdf_doc::PdfDoc::open(bytes, None).unwrap();
-        let words = document.text_layer(0).unwrap();
+        let words = document.text_layer(0).unwrap().words;
         for (value, widget) in &filled {
             for part in value.split_whitespace() {
                 let word = words
@@ -241,6 +241,7 @@ mod tests {
         let words: Vec<String> = document
             .text_layer(0)
             .unwrap()
+            .words
             .into_iter()
             .map(|w| w.text)
             .collect();

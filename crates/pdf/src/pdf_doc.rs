@@ -13,7 +13,8 @@ use crate::form::read_field_values;
 use crate::geometry::{DisplayTransform, PageSize};
 use crate::pdfium::{pdfium, pdfium_lock};
 use crate::render::{render_pdf_page, RenderSize};
-use crate::text::{read_words, Word};
+use crate::rules::read_rules;
+use crate::text::{read_words, PageText, Word};
 
 pub(crate) struct PdfDoc {
     /// Dropped by hand in `Drop`, under the PDFium lock: closing a document is a PDFium call too.
@@ -75,7 +76,7 @@ impl PdfDoc {
         render_pdf_page(&page, index, width, height)
     }
 
-    pub(crate) fn text_layer(&self, index: usize) -> Result<Vec<Word>, PdfError> {
+    pub(crate) fn text_layer(&self, index: usize) -> Result<PageText, PdfError> {
         let _lock = pdfium_lock();
         let page = self.load_page(index)?;
         let transform = display_transform(&page, index)?;
@@ -83,7 +84,8 @@ impl PdfDoc {
         let mut words = read_words(&text, &transform);
         let body_pt = median_font_size(&words);
         words.extend(read_field_values(&page, &transform, body_pt));
-        Ok(words)
+        let rules = read_rules(&page, &transform);
+        Ok(PageText { words, rules })
     }
 
     fn load_page(&self, index: usize) -> Result<PdfPage<'_>, PdfError> {

@@ -8,6 +8,15 @@ use pdfium_render::prelude::{PdfFontWeight, PdfPageText, PdfPageTextChar};
 use serde::Serialize;
 
 use crate::geometry::{DisplayTransform, Rect};
+use crate::rules::Rule;
+
+/// What a page's text layer gives to read it by: its words, and the rules drawn among them (tables,
+/// form fields).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PageText {
+    pub words: Vec<Word>,
+    pub rules: Vec<Rule>,
+}
 
 /// One word of a page's text layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -222,7 +222,7 @@ fn every_image_opens_upright_at_one_point_per_pixel() {
             assert_eq!(img.dimensions(), (width, height), "{name}");
             let small = doc.render_page(0, RenderSize::Width(300)).unwrap();
             assert_eq!(small.width(), 300);
-            assert!(doc.text_layer(0).unwrap().is_empty());
+            assert!(doc.text_layer(0).unwrap().words.is_empty());
             assert_eq!(doc.title(), None);
         });
     }

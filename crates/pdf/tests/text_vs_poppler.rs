@@ -61,7 +61,7 @@ fn unescape(text: &str) -> String {
 fn our_words(relative: &str) -> Vec<Word> {
     init_pdfium();
     let doc = Document::open(&fixture(relative), None).unwrap();
-    doc.text_layer(0).unwrap()
+    doc.text_layer(0).unwrap().words
 }
 
 /// Share of `theirs` found in `ours`, counting repeated words as often as they occur.

@@ -12,7 +12,7 @@ use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
 use deepread_core::recognizer::{DeepSeekOcr2, PageInput, ReadingMode, Recognizer, Resolution};
 use deepread_engine::GenerateOptions;
-use deepread_pdf::PageSize;
+use deepread_pdf::{PageSize, PageText};
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -187,7 +187,7 @@ fn prepare(state: &AppState, body: &[u8]) -> Result<Prepared, ApiError> {
             height_pt: image.height() as f32,
         },
         image: Some(image),
-        words: Vec::new(),
+        text: PageText::default(),
         model_input: None,
     };
     state

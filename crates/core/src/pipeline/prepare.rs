@@ -7,7 +7,7 @@ use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 use std::sync::Arc;
 use std::thread::Scope;
 
-use deepread_pdf::Document;
+use deepread_pdf::{Document, PageText};
 
 use crate::recognizer::{Fed, PageFeed, PageInput, PageNeeds, Recognizer};
 
@@ -103,16 +103,16 @@ pub(crate) fn prepare_page(
         Some(render) => Some(document.render_page(page, render).map_err(fail)?),
         None => None,
     };
-    let words = if needs.text_layer {
+    let text = if needs.text_layer {
         document.text_layer(page).map_err(fail)?
     } else {
-        Vec::new()
+        PageText::default()
     };
     Ok(PageInput {
         page,
         size,
         image,
-        words,
+        text,
         model_input: None,
     })
 }

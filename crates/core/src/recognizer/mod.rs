@@ -6,7 +6,7 @@ pub mod remote;
 mod replay;
 mod text_layer;
 
-use deepread_pdf::{PageSize, RenderSize, Word};
+use deepread_pdf::{PageSize, PageText, RenderSize};
 use image::RgbImage;
 
 pub use deepseek::{
@@ -22,7 +22,7 @@ pub use text_layer::TextLayerRecognizer;
 pub struct PageNeeds {
     /// The page rendered at this size.
     pub image: Option<RenderSize>,
-    /// The page's words with their boxes.
+    /// The page's words with their boxes, and its ruling lines.
     pub text_layer: bool,
 }
 
@@ -31,7 +31,7 @@ pub struct PageInput {
     pub page: usize,
     pub size: PageSize,
     pub image: Option<RgbImage>,
-    pub words: Vec<Word>,
+    pub text: PageText,
     /// The page as the model takes it, made by [`Recognizer::prepare`] on a preparing thread.
     pub model_input: Option<deepread_engine::PageInput>,
 }

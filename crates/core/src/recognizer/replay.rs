@@ -99,6 +99,7 @@ mod tests {
 
     use super::*;
     use crate::recognizer::{Fed, PageInput};
+    use deepread_pdf::PageText;
 
     /// The pages of a reading, all prepared at once.
     struct Pages(std::ops::Range<usize>);
@@ -113,7 +114,7 @@ mod tests {
                         height_pt: 792.0,
                     },
                     image: None,
-                    words: Vec::new(),
+                    text: PageText::default(),
                     model_input: None,
                 }),
                 None => Fed::End,

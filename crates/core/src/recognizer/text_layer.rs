@@ -7,7 +7,7 @@ use super::{each_page, Control, PageFeed, PageNeeds, PageSink, ReadStats, Recogn
 use crate::text_layer::read_page;
 
 /// Bump when the layout analysis changes what it writes, so cached readings are redone.
-const LAYOUT_VERSION: u32 = 1;
+const LAYOUT_VERSION: u32 = 2;
 
 pub struct TextLayerRecognizer {
     fingerprint: String,
@@ -54,7 +54,7 @@ impl Recognizer for TextLayerRecognizer {
             }
             sink.started(page.page);
             let start = Instant::now();
-            let text = read_page(&page.words, page.size);
+            let text = read_page(&page.text, page.size);
             // One delta per block, as a model writes them, so the page fills in block by block.
             for block in text.split_inclusive("\n\n") {
                 if sink.delta(page.page, block, 0) == Control::StopPage {

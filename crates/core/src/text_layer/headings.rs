@@ -2,6 +2,7 @@
 //! blocks set clearly larger are headings, the largest of them titles.
 
 use super::blocks::TextBlock;
+use super::PageBlock;
 
 /// A heading is set at least this much larger than the body text.
 const HEADING_RATIO: f32 = 1.15;
@@ -10,9 +11,18 @@ const TITLE_RATIO: f32 = 1.6;
 /// Headings are short: longer blocks in large type are pull quotes or slides' body text.
 const MAX_HEADING_CHARS: usize = 160;
 
-pub fn label_blocks(blocks: Vec<TextBlock>) -> Vec<(&'static str, TextBlock)> {
-    let body = body_size(&blocks);
-    blocks.into_iter().map(|b| (label(&b, body), b)).collect()
+pub fn label_blocks(blocks: Vec<PageBlock>) -> Vec<(&'static str, PageBlock)> {
+    let body = body_size(blocks.iter().filter_map(|b| match b {
+        PageBlock::Text(text) => Some(text),
+        PageBlock::Table(_) => None,
+    }));
+    blocks
+        .into_iter()
+        .map(|b| match &b {
+            PageBlock::Text(text) => (label(text, body), b),
+            PageBlock::Table(_) => ("table", b),
+        })
+        .collect()
 }
 
 fn label(block: &TextBlock, body: f32) -> &'static str {
@@ -29,7 +39,7 @@ fn label(block: &TextBlock, body: f32) -> &'static str {
 }
 
 /// The type size (to the half point) carrying the most characters.
-fn body_size(blocks: &[TextBlock]) -> f32 {
+fn body_size<'a>(blocks: impl Iterator<Item = &'a TextBlock>) -> f32 {
     let mut weights: Vec<(i32, usize)> = Vec::new();
     for block in blocks {
         let key = (block.font_size * 2.0).round() as i32;
@@ -67,7 +77,8 @@ mod tests {
             142.0,
             10.0,
         ));
-        let labelled = label_blocks(group_into_blocks(group_into_lines(&words)));
+        let blocks = group_into_blocks(group_into_lines(&words));
+        let labelled = label_blocks(blocks.into_iter().map(PageBlock::Text).collect());
         let labels: Vec<&str> = labelled.iter().map(|(l, _)| *l).collect();
         assert_eq!(labels, ["title", "sub_title", "text"]);
     }

@@ -95,16 +95,17 @@ fn split_band(mut band: Vec<Word>) -> Vec<Line> {
         }
     }
     for line in &mut lines {
-        if is_right_to_left(line) {
+        if reads_right_to_left(&line.words) {
             line.words.reverse();
         }
     }
     lines
 }
 
-/// Arabic and Hebrew lines read from the right; their words are kept in reading order.
-fn is_right_to_left(line: &Line) -> bool {
-    let chars = line.words.iter().flat_map(|w| w.text.chars());
+/// Arabic, Persian and Hebrew text reads from the right: its lines keep their words in reading order,
+/// its tables their first column on the right.
+pub fn reads_right_to_left(words: &[Word]) -> bool {
+    let chars = words.iter().flat_map(|w| w.text.chars());
     let (rtl, ltr) = chars.fold((0, 0), |(rtl, ltr), c| match c {
         '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}' => {
             (rtl + 1, ltr)

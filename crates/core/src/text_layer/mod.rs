@@ -10,16 +10,39 @@ mod blocks;
 mod headings;
 mod lines;
 mod reading_order;
+mod tables;
 
-use deepread_pdf::{PageSize, Rect, Word};
+use deepread_pdf::{PageSize, PageText, Rect};
 
 pub use blocks::TextBlock;
+pub use tables::{Cell, Table};
+
+/// One block of a page read through its text layer.
+#[derive(Debug, Clone)]
+pub enum PageBlock {
+    Text(TextBlock),
+    Table(Table),
+}
+
+impl PageBlock {
+    pub fn bbox(&self) -> &Rect {
+        match self {
+            PageBlock::Text(block) => &block.bbox,
+            PageBlock::Table(table) => &table.bbox,
+        }
+    }
+}
 
 /// The page's text layer as grounding-format text, in reading order. Empty when the page has no text
 /// (a scan): the caller then knows this page needs the model.
-pub fn read_page(words: &[Word], page: PageSize) -> String {
-    let lines = lines::group_into_lines(words);
-    let blocks = blocks::group_into_blocks(lines);
+pub fn read_page(text: &PageText, page: PageSize) -> String {
+    let (tables, words) = tables::find_tables(&text.words, &text.rules, page);
+    let lines = lines::group_into_lines(&words);
+    let blocks = blocks::group_into_blocks(lines)
+        .into_iter()
+        .map(PageBlock::Text)
+        .chain(tables.into_iter().map(PageBlock::Table))
+        .collect();
     let ordered = reading_order::order_blocks(blocks);
     let labelled = headings::label_blocks(ordered);
     labelled
@@ -28,12 +51,15 @@ pub fn read_page(words: &[Word], page: PageSize) -> String {
         .collect()
 }
 
-fn grounding_block(label: &str, block: &TextBlock, page: PageSize) -> String {
-    let [x1, y1, x2, y2] = normalised_box(&block.bbox, page);
-    let markdown = match label {
-        "title" => format!("# {}", block.text()),
-        "sub_title" => format!("## {}", block.text()),
-        _ => block.text(),
+fn grounding_block(label: &str, block: &PageBlock, page: PageSize) -> String {
+    let [x1, y1, x2, y2] = normalised_box(block.bbox(), page);
+    let markdown = match block {
+        PageBlock::Table(table) => table.markdown(),
+        PageBlock::Text(text) => match label {
+            "title" => format!("# {}", text.text()),
+            "sub_title" => format!("## {}", text.text()),
+            _ => text.text(),
+        },
     };
     format!("<|ref|>{label}<|/ref|><|det|>[[{x1}, {y1}, {x2}, {y2}]]<|/det|>\n{markdown}\n\n")
 }
@@ -105,7 +131,7 @@ mod tests {
 
     #[test]
     fn a_page_without_text_reads_as_nothing() {
-        assert_eq!(read_page(&[], LETTER), "");
+        assert_eq!(read_page(&PageText::default(), LETTER), "");
     }
 
     #[test]
@@ -113,7 +139,13 @@ mod tests {
         let mut words = line("Results", 72.0, 72.0, 18.0);
         words.extend(line("The model reads every page of the", 72.0, 110.0, 10.0));
         words.extend(line("document in order.", 72.0, 122.0, 10.0));
-        let text = read_page(&words, LETTER);
+        let text = read_page(
+            &PageText {
+                words,
+                rules: Vec::new(),
+            },
+            LETTER,
+        );
         let blocks: Vec<&str> = text.split("<|ref|>").filter(|b| !b.is_empty()).collect();
         assert_eq!(blocks.len(), 2, "{text}");
         assert!(blocks[0].starts_with("title<|/ref|><|det|>[["), "{text}");

@@ -3,7 +3,7 @@
 
 use deepread_pdf::Rect;
 
-use super::blocks::TextBlock;
+use super::PageBlock;
 
 /// Empty bands narrower than this (points) are spacing inside the text, not separations.
 const MIN_GUTTER_PT: f32 = 6.0;
@@ -17,13 +17,13 @@ enum Axis {
     Columns,
 }
 
-pub fn order_blocks(blocks: Vec<TextBlock>) -> Vec<TextBlock> {
+pub fn order_blocks(blocks: Vec<PageBlock>) -> Vec<PageBlock> {
     let mut ordered = Vec::with_capacity(blocks.len());
     cut(blocks, &mut ordered);
     ordered
 }
 
-fn cut(mut blocks: Vec<TextBlock>, out: &mut Vec<TextBlock>) {
+fn cut(mut blocks: Vec<PageBlock>, out: &mut Vec<PageBlock>) {
     if blocks.len() <= 1 {
         out.append(&mut blocks);
         return;
@@ -43,17 +43,17 @@ fn cut(mut blocks: Vec<TextBlock>, out: &mut Vec<TextBlock>) {
     };
     let Some((axis, at)) = chosen else {
         blocks.sort_by(|a, b| {
-            a.bbox
+            a.bbox()
                 .top
-                .total_cmp(&b.bbox.top)
-                .then(a.bbox.left.total_cmp(&b.bbox.left))
+                .total_cmp(&b.bbox().top)
+                .then(a.bbox().left.total_cmp(&b.bbox().left))
         });
         out.append(&mut blocks);
         return;
     };
     let (before, after): (Vec<_>, Vec<_>) = blocks
         .into_iter()
-        .partition(|b| span(&b.bbox, axis).1 <= at);
+        .partition(|b| span(b.bbox(), axis).1 <= at);
     cut(before, out);
     cut(after, out);
 }
@@ -66,8 +66,8 @@ fn span(bbox: &Rect, axis: Axis) -> (f32, f32) {
 }
 
 /// The widest empty band between the blocks' projections on one axis: (where to cut, its width).
-fn widest_gap(blocks: &[TextBlock], axis: Axis) -> Option<(f32, f32)> {
-    let mut spans: Vec<(f32, f32)> = blocks.iter().map(|b| span(&b.bbox, axis)).collect();
+fn widest_gap(blocks: &[PageBlock], axis: Axis) -> Option<(f32, f32)> {
+    let mut spans: Vec<(f32, f32)> = blocks.iter().map(|b| span(b.bbox(), axis)).collect();
     spans.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut reach = spans.first()?.1;
     let mut best: Option<(f32, f32)> = None;
@@ -90,7 +90,14 @@ mod tests {
 
     fn read(words: Vec<deepread_pdf::Word>) -> Vec<String> {
         let blocks = group_into_blocks(group_into_lines(&words));
-        order_blocks(blocks).iter().map(TextBlock::text).collect()
+        let blocks = blocks.into_iter().map(PageBlock::Text).collect();
+        order_blocks(blocks)
+            .iter()
+            .map(|b| match b {
+                PageBlock::Text(text) => text.text(),
+                PageBlock::Table(table) => table.markdown(),
+            })
+            .collect()
     }
 
     #[test]

@@ -1,0 +1,300 @@
+//! Tables without a grid of rules: rows of short runs of text whose gaps line up down the rows. Either
+//! between two or more rules of the same width (a booktabs table: top, middle and bottom rules), where
+//! every line is a row, or anywhere as a run of three or more such rows.
+
+use deepread_pdf::{Rect, Rule, Word};
+
+use super::super::lines::{group_into_lines, reads_right_to_left, vertical_overlap, Line};
+use super::{cell_text, Cell, Table};
+
+/// Rows of a table without rules: at least this many in a run.
+const MIN_LOOSE_ROWS: usize = 3;
+/// A run of rows breaks at a blank this many line heights tall.
+const MAX_ROW_GAP: f32 = 1.5;
+/// Runs of text in a table are short: most have at most this many words (body text in two columns has
+/// many more).
+const SHORT_RUN_WORDS: usize = 4;
+const SHORT_RUN_SHARE: f32 = 0.75;
+/// A gap between columns is free of text in all but this share of the rows (a wide cell may cross it).
+const GAP_CROSSING_SHARE: f32 = 0.15;
+/// Rules of one table share their ends to within this (points).
+const SAME_EXTENT_PT: f32 = 4.0;
+/// How much of a row must have text in two or more columns, for a run of rows to be a table.
+const MULTI_CELL_SHARE: f32 = 0.6;
+
+/// The tables found, and the words left outside them.
+pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word>) {
+    let mut rows = rows_of(group_into_lines(&words));
+    let mut tables = Vec::new();
+    for chain in same_width_rules(rules) {
+        let mut first = 0;
+        while first + 1 < chain.len() {
+            // The tallest stretch of the chain that reads as a table: a page's header and footer rules
+            // share a width too, and must not swallow a table between them.
+            let found = (first + 1..chain.len()).rev().find_map(|last| {
+                let region = between(chain[first], chain[last]);
+                let inside: Vec<Row> = rows
+                    .iter()
+                    .filter(|r| row_within(r, &region))
+                    .cloned()
+                    .collect();
+                table_of(&inside, &RULED).map(|table| (last, region, table))
+            });
+            match found {
+                Some((last, region, table)) => {
+                    rows.retain(|r| !row_within(r, &region));
+                    tables.push(table);
+                    first = last;
+                }
+                None => first += 1,
+            }
+        }
+    }
+    let mut rest = Vec::new();
+    for run in loose_runs(rows) {
+        match table_of(&run, &LOOSE) {
+            Some(table) => tables.push(table),
+            None => rest.extend(run.into_iter().flat_map(|r| r.lines).flat_map(|l| l.words)),
+        }
+    }
+    (tables, rest)
+}
+
+/// How table-like rows must look to be read as one.
+struct Evidence {
+    min_rows: usize,
+    /// Share of runs of text that are short.
+    short_share: f32,
+    /// Share of rows with text in two columns or more.
+    multi_cell_share: f32,
+}
+
+/// Between rules, the rules say there is a table: the text need only not be running prose.
+const RULED: Evidence = Evidence {
+    min_rows: 2,
+    short_share: 0.5,
+    multi_cell_share: 0.4,
+};
+const LOOSE: Evidence = Evidence {
+    min_rows: MIN_LOOSE_ROWS,
+    short_share: SHORT_RUN_SHARE,
+    multi_cell_share: MULTI_CELL_SHARE,
+};
+
+/// A band of lines side by side: one row of a table, if it is in one.
+#[derive(Debug, Clone)]
+struct Row {
+    lines: Vec<Line>,
+    bbox: Rect,
+}
+
+fn rows_of(mut lines: Vec<Line>) -> Vec<Row> {
+    lines.sort_by(|a, b| a.bbox.top.total_cmp(&b.bbox.top));
+    let mut rows: Vec<Row> = Vec::new();
+    for line in lines {
+        match rows
+            .iter_mut()
+            .rev()
+            .take(3)
+            .find(|row| vertical_overlap(&row.lines[0].bbox, &line.bbox) >= 0.5)
+        {
+            Some(row) => {
+                row.bbox = row.bbox.union(&line.bbox);
+                row.lines.push(line);
+            }
+            None => rows.push(Row {
+                bbox: line.bbox,
+                lines: vec![line],
+            }),
+        }
+    }
+    for row in &mut rows {
+        row.lines
+            .sort_by(|a, b| a.bbox.left.total_cmp(&b.bbox.left));
+    }
+    rows
+}
+
+fn row_within(row: &Row, region: &Rect) -> bool {
+    let middle = (row.bbox.top + row.bbox.bottom) / 2.0;
+    middle > region.top
+        && middle < region.bottom
+        && row.bbox.left >= region.left - SAME_EXTENT_PT
+        && row.bbox.right <= region.right + SAME_EXTENT_PT
+}
+
+/// Horizontal rules of one width, top to bottom: the top, middle and bottom rules of booktabs tables.
+fn same_width_rules(rules: &[Rule]) -> Vec<Vec<&Rule>> {
+    let mut across: Vec<&Rule> = rules.iter().filter(|r| r.horizontal).collect();
+    across.sort_by(|a, b| a.at.total_cmp(&b.at));
+    let mut chains: Vec<Vec<&Rule>> = Vec::new();
+    for rule in across {
+        let same = |chain: &&mut Vec<&Rule>| {
+            (chain[0].from - rule.from).abs() <= SAME_EXTENT_PT
+                && (chain[0].to - rule.to).abs() <= SAME_EXTENT_PT
+        };
+        match chains.iter_mut().find(same) {
+            Some(chain) => chain.push(rule),
+            None => chains.push(vec![rule]),
+        }
+    }
+    chains.retain(|chain| chain.len() >= 2);
+    chains
+}
+
+fn between(top: &Rule, bottom: &Rule) -> Rect {
+    Rect {
+        left: top.from,
+        top: top.at,
+        right: top.to,
+        bottom: bottom.at,
+    }
+}
+
+/// Consecutive rows of two or more runs of text, not far apart.
+fn loose_runs(rows: Vec<Row>) -> Vec<Vec<Row>> {
+    let mut runs: Vec<Vec<Row>> = Vec::new();
+    for row in rows {
+        let joins = runs.last().and_then(|run| run.last()).is_some_and(|last| {
+            let height = last.bbox.height().max(row.bbox.height()).max(1.0);
+            last.lines.len() >= 2
+                && row.lines.len() >= 2
+                && row.bbox.top - last.bbox.bottom <= MAX_ROW_GAP * height
+        });
+        match runs.last_mut() {
+            Some(run) if joins => run.push(row),
+            _ => runs.push(vec![row]),
+        }
+    }
+    runs
+}
+
+/// The rows as a table, if their runs of text fall into two or more columns and they look like a table's
+/// as `evidence` asks: short runs, rows with text in two columns or more.
+fn table_of(rows: &[Row], evidence: &Evidence) -> Option<Table> {
+    let lines: Vec<&Line> = rows.iter().flat_map(|r| &r.lines).collect();
+    if rows.len() < evidence.min_rows.max(2) || lines.is_empty() {
+        return None;
+    }
+    let short = lines
+        .iter()
+        .filter(|l| l.words.len() <= SHORT_RUN_WORDS)
+        .count();
+    if (short as f32) < evidence.short_share * lines.len() as f32 {
+        return None;
+    }
+    let columns = columns_of(rows);
+    if columns.len() < 2 {
+        return None;
+    }
+    let right_to_left = reads_right_to_left(
+        &rows
+            .iter()
+            .flat_map(|r| &r.lines)
+            .flat_map(|l| l.words.clone())
+            .collect::<Vec<_>>(),
+    );
+    let cols = columns.len();
+    let mut cells = Vec::new();
+    let mut multi_cell_rows = 0;
+    for (index, row) in rows.iter().enumerate() {
+        let row_cells = row_cells(row, &columns);
+        multi_cell_rows += usize::from(row_cells.len() >= 2);
+        for (col, col_span, words) in row_cells {
+            cells.push(Cell {
+                row: index,
+                col: if right_to_left {
+                    cols - col - col_span
+                } else {
+                    col
+                },
+                row_span: 1,
+                col_span,
+                text: cell_text(&words),
+            });
+        }
+    }
+    if (multi_cell_rows as f32) < evidence.multi_cell_share * rows.len() as f32 {
+        return None;
+    }
+    let bbox = rows.iter().map(|r| r.bbox).reduce(|a, b| a.union(&b))?;
+    Some(Table::new(bbox, rows.len(), cols, cells))
+}
+
+/// Column extents (left, right), from the gaps that the rows' runs of text leave free down the table.
+fn columns_of(rows: &[Row]) -> Vec<(f32, f32)> {
+    let left = rows.iter().map(|r| r.bbox.left).fold(f32::MAX, f32::min);
+    let right = rows.iter().map(|r| r.bbox.right).fold(f32::MIN, f32::max);
+    let width = (right - left).ceil().max(1.0) as usize;
+    // For each point across the table, how many rows have text there.
+    let mut crossing = vec![0usize; width + 1];
+    for row in rows {
+        for line in &row.lines {
+            let from = (line.bbox.left - left).floor().max(0.0) as usize;
+            let to = ((line.bbox.right - left).ceil() as usize).min(width);
+            for count in &mut crossing[from..=to] {
+                *count += 1;
+            }
+        }
+    }
+    let allowed = (GAP_CROSSING_SHARE * rows.len() as f32).floor() as usize;
+    let mut columns: Vec<(f32, f32)> = Vec::new();
+    let mut start: Option<usize> = None;
+    for (x, &count) in crossing.iter().enumerate() {
+        match (count > allowed, start) {
+            (true, None) => start = Some(x),
+            (false, Some(s)) => {
+                columns.push((left + s as f32, left + x as f32));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        columns.push((left + s as f32, right));
+    }
+    columns
+}
+
+/// A row's runs of text put in the columns they overlap: (first column, columns spanned, words).
+fn row_cells(row: &Row, columns: &[(f32, f32)]) -> Vec<(usize, usize, Vec<Word>)> {
+    let mut cells: Vec<(usize, usize, Vec<Word>)> = Vec::new();
+    for line in &row.lines {
+        let overlapped: Vec<usize> = columns
+            .iter()
+            .enumerate()
+            .filter(|(_, (l, r))| line.bbox.right > *l && line.bbox.left < *r)
+            .map(|(i, _)| i)
+            .collect();
+        let (first, last) = match (overlapped.first(), overlapped.last()) {
+            (Some(&f), Some(&l)) => (f, l),
+            _ => (nearest_column(line, columns), nearest_column(line, columns)),
+        };
+        match cells
+            .iter_mut()
+            .find(|(c, span, _)| first < *c + *span && *c <= last)
+        {
+            Some((c, span, words)) => {
+                let end = (*c + *span - 1).max(last);
+                *c = (*c).min(first);
+                *span = end + 1 - *c;
+                words.extend(line.words.iter().cloned());
+            }
+            None => cells.push((first, last + 1 - first, line.words.clone())),
+        }
+    }
+    cells.sort_by_key(|(c, _, _)| *c);
+    cells
+}
+
+fn nearest_column(line: &Line, columns: &[(f32, f32)]) -> usize {
+    let middle = (line.bbox.left + line.bbox.right) / 2.0;
+    columns
+        .iter()
+        .enumerate()
+        .min_by(|a, b| {
+            let d = |(l, r): &(f32, f32)| ((l + r) / 2.0 - middle).abs();
+            d(a.1).total_cmp(&d(b.1))
+        })
+        .map_or(0, |(i, _)| i)
+}
