@@ -19,6 +19,8 @@ const SHORT_RUN_SHARE: f32 = 0.75;
 const GAP_CROSSING_SHARE: f32 = 0.15;
 /// Rules of one table share their ends to within this (points).
 const SAME_EXTENT_PT: f32 = 4.0;
+/// A row this much closer to the one above than the table's usual pitch continues its cells.
+const WRAPPED_PITCH: f32 = 0.7;
 /// How much of a row must have text in two or more columns, for a run of rows to be a table.
 const MULTI_CELL_SHARE: f32 = 0.6;
 
@@ -52,12 +54,106 @@ pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word
     }
     let mut rest = Vec::new();
     for run in loose_runs(rows) {
-        match table_of(&run, &LOOSE) {
-            Some(table) => tables.push(table),
-            None => rest.extend(run.into_iter().flat_map(|r| r.lines).flat_map(|l| l.words)),
-        }
+        let (table, left_out) = table_in_run(run);
+        tables.extend(table);
+        rest.extend(left_out);
     }
     (tables, rest)
+}
+
+/// A run of rows as a table, and the words not in it. Text beside a table (a column of prose level with
+/// it, as on a two-page spread) makes rows of its own with the table's; it is set aside first.
+fn table_in_run(mut rows: Vec<Row>) -> (Option<Table>, Vec<Word>) {
+    let all_words = |rows: &[Row]| -> Vec<Word> {
+        rows.iter()
+            .flat_map(|r| &r.lines)
+            .flat_map(|l| l.words.clone())
+            .collect()
+    };
+    let mut set_aside: Vec<Line> = Vec::new();
+    loop {
+        let columns = columns_of(&rows);
+        let prose = [0, columns.len().saturating_sub(1)]
+            .into_iter()
+            .find(|&c| columns.len() >= 2 && column_is_prose(&rows, columns[c]));
+        let Some(c) = prose else { break };
+        let column = columns[c];
+        for row in &mut rows {
+            let (beside, kept): (Vec<Line>, Vec<Line>) = row
+                .lines
+                .drain(..)
+                .partition(|l| within_column(l, column));
+            set_aside.extend(beside);
+            *row = Row::of(kept);
+        }
+        rows.retain(|r| !r.lines.is_empty());
+    }
+    set_aside.extend(stray_edge_lines(&mut rows));
+    match table_of(&rows, &LOOSE) {
+        Some(table) => (
+            Some(table),
+            set_aside.into_iter().flat_map(|l| l.words).collect(),
+        ),
+        None => {
+            let mut words = all_words(&rows);
+            words.extend(set_aside.into_iter().flat_map(|l| l.words));
+            (None, words)
+        }
+    }
+}
+
+/// A long run of text in the first or last row, in columns whose other runs are short, is the end or
+/// start of a paragraph beside or around the table, not a cell.
+fn stray_edge_lines(rows: &mut Vec<Row>) -> Vec<Line> {
+    if rows.len() < 3 {
+        return Vec::new();
+    }
+    let columns = columns_of(rows);
+    let overlaps = |b: &Rect, (left, right): (f32, f32)| b.right > left && b.left < right;
+    let last = rows.len() - 1;
+    // The inner rows' runs: where they are and whether they are long.
+    let inner: Vec<(Rect, bool)> = rows[1..last]
+        .iter()
+        .flat_map(|r| &r.lines)
+        .map(|l| (l.bbox, l.words.len() > SHORT_RUN_WORDS))
+        .collect();
+    let is_stray = |l: &Line| {
+        l.words.len() > SHORT_RUN_WORDS
+            && columns.iter().filter(|c| overlaps(&l.bbox, **c)).all(|c| {
+                let beside: Vec<bool> = inner
+                    .iter()
+                    .filter(|(b, _)| overlaps(b, *c))
+                    .map(|(_, long)| *long)
+                    .collect();
+                2 * beside.iter().filter(|long| **long).count() < beside.len()
+            })
+    };
+    let mut stray = Vec::new();
+    for edge in [0, last] {
+        let (out, kept): (Vec<Line>, Vec<Line>) = rows[edge].lines.drain(..).partition(|l| is_stray(l));
+        stray.extend(out);
+        rows[edge] = Row::of(kept);
+    }
+    rows.retain(|r| !r.lines.is_empty());
+    stray
+}
+
+fn within_column(line: &Line, (left, right): (f32, f32)) -> bool {
+    line.bbox.left >= left - 1.0 && line.bbox.right <= right + 1.0
+}
+
+/// Most of the column's runs are long: prose, not cells.
+fn column_is_prose(rows: &[Row], column: (f32, f32)) -> bool {
+    let lines: Vec<&Line> = rows
+        .iter()
+        .flat_map(|r| &r.lines)
+        .filter(|l| within_column(l, column))
+        .collect();
+    let long = lines
+        .iter()
+        .filter(|l| l.words.len() > SHORT_RUN_WORDS)
+        .count();
+    lines.len() >= 2 && 2 * long >= lines.len()
 }
 
 /// How table-like rows must look to be read as one.
@@ -86,6 +182,44 @@ const LOOSE: Evidence = Evidence {
 struct Row {
     lines: Vec<Line>,
     bbox: Rect,
+}
+
+impl Row {
+    fn of(lines: Vec<Line>) -> Row {
+        let bbox = lines
+            .iter()
+            .map(|l| l.bbox)
+            .reduce(|a, b| a.union(&b))
+            .unwrap_or(Rect {
+                left: 0.0,
+                top: 0.0,
+                right: 0.0,
+                bottom: 0.0,
+            });
+        Row { lines, bbox }
+    }
+}
+
+/// Rows set much closer than the table's usual pitch are a cell's second line, not a row of their own
+/// ("State funded" over "legal aid").
+fn join_wrapped_rows(rows: &[Row]) -> Vec<Row> {
+    let mut pitches: Vec<f32> = rows.windows(2).map(|w| w[1].bbox.top - w[0].bbox.top).collect();
+    pitches.sort_by(f32::total_cmp);
+    let Some(&pitch) = pitches.get(pitches.len() / 2) else {
+        return rows.to_vec();
+    };
+    let mut joined: Vec<Row> = Vec::new();
+    for row in rows {
+        match joined.last_mut() {
+            Some(last) if row.bbox.top - last.lines[0].bbox.top < WRAPPED_PITCH * pitch => {
+                let mut lines = std::mem::take(&mut last.lines);
+                lines.extend(row.lines.iter().cloned());
+                *last = Row::of(lines);
+            }
+            _ => joined.push(row.clone()),
+        }
+    }
+    joined
 }
 
 fn rows_of(mut lines: Vec<Line>) -> Vec<Row> {
@@ -187,6 +321,7 @@ fn table_of(rows: &[Row], evidence: &Evidence) -> Option<Table> {
     if columns.len() < 2 {
         return None;
     }
+    let rows = &join_wrapped_rows(rows);
     let right_to_left = reads_right_to_left(
         &rows
             .iter()
