@@ -39,6 +39,9 @@ const WORD_GAP_EM: f32 = 0.2;
 /// of the smaller one.
 const SAME_LINE_OVERLAP: f32 = 0.5;
 
+/// What PDFium's text page gives for a hyphen at the end of a line (its `FPDFTEXT_CHAR_HYPHEN`).
+const PDFIUM_LINE_END_HYPHEN: char = '\u{2}';
+
 /// One visible character, already in displayed space.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Glyph {
@@ -69,7 +72,12 @@ pub(crate) fn read_words(text: &PdfPageText, transform: &DisplayTransform) -> Ve
 
 /// `None` for characters that carry nothing to read (control codes, PDFium's internal markers).
 fn read_piece(c: &PdfPageTextChar, transform: &DisplayTransform) -> Option<Piece> {
-    let ch = c.unicode_char()?;
+    let ch = match c.unicode_char()? {
+        // PDFium's mark for a hyphen that breaks a word at the end of a line: kept as one, so that the
+        // layout can join the word again.
+        PDFIUM_LINE_END_HYPHEN => '-',
+        ch => ch,
+    };
     if ch.is_whitespace() {
         return Some(Piece::Break);
     }

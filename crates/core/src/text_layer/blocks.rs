@@ -34,7 +34,8 @@ impl TextBlock {
         let gap = line.bbox.top - last.bbox.bottom;
         let ratio =
             last.font_size.max(line.font_size) / last.font_size.min(line.font_size).max(0.1);
-        gap <= MAX_LINE_GAP * height
+        !line.is_list_item()
+            && gap <= MAX_LINE_GAP * height
             && gap >= -0.5 * height
             && ratio <= MAX_SIZE_RATIO
             && horizontal_overlap(&self.bbox, &line.bbox) > 0.0
@@ -57,6 +58,18 @@ impl TextBlock {
 
     pub fn bold(&self) -> bool {
         self.lines.iter().all(Line::bold)
+    }
+
+    /// The block as Markdown: its text, a list item's bullet written as Markdown's.
+    pub fn markdown(&self) -> String {
+        let text = self.text();
+        match self.lines.first() {
+            Some(first) if first.is_list_item() => {
+                let rest = text.trim_start_matches(|c: char| !c.is_whitespace()).trim_start();
+                format!("- {rest}")
+            }
+            _ => text,
+        }
     }
 
     /// The block's text as one paragraph: lines joined by spaces, words hyphenated across a line

@@ -9,6 +9,18 @@ const MAX_WORD_GAP_EM: f32 = 0.8;
 /// How much of the smaller word's height two words must share to be on one line.
 const MIN_VERTICAL_OVERLAP: f32 = 0.5;
 
+/// Largest gap between a list bullet and its text, in ems.
+const MAX_BULLET_GAP_EM: f32 = 4.0;
+
+/// A word that is only a list bullet: •, ◦, ▪, ● and the like.
+pub fn is_bullet(text: &str) -> bool {
+    let mut chars = text.chars();
+    matches!(
+        (chars.next(), chars.next()),
+        (Some('•' | '◦' | '▪' | '▫' | '●' | '○' | '■' | '□' | '‣' | '⁃' | '∙' | '·' | '➢' | '►' | '▶' | '✓' | '\u{F0B7}' | '\u{F0A7}'), None)
+    )
+}
+
 #[derive(Debug, Clone)]
 pub struct Line {
     pub words: Vec<Word>,
@@ -25,10 +37,18 @@ impl Line {
         }
     }
 
-    /// Whether `word`, the next to the right in its band, continues this line.
+    /// Whether `word`, the next to the right in its band, continues this line. A list item's bullet is
+    /// often set an indent away from its text, wider than a word space.
     fn continues_with(&self, word: &Word) -> bool {
         let em = self.font_size.max(word.font_size).max(1.0);
-        word.bbox.left - self.bbox.right <= MAX_WORD_GAP_EM * em
+        let gap = word.bbox.left - self.bbox.right;
+        let only_a_bullet = self.words.len() == 1 && is_bullet(&self.words[0].text);
+        gap <= MAX_WORD_GAP_EM * em || (only_a_bullet && gap <= MAX_BULLET_GAP_EM * em)
+    }
+
+    /// The line starts with a list bullet.
+    pub fn is_list_item(&self) -> bool {
+        self.words.first().is_some_and(|w| is_bullet(&w.text))
     }
 
     fn push(&mut self, word: Word) {

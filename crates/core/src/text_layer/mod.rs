@@ -58,7 +58,7 @@ fn grounding_block(label: &str, block: &PageBlock, page: PageSize) -> String {
         PageBlock::Text(text) => match label {
             "title" => format!("# {}", text.text()),
             "sub_title" => format!("## {}", text.text()),
-            _ => text.text(),
+            _ => text.markdown(),
         },
     };
     format!("<|ref|>{label}<|/ref|><|det|>[[{x1}, {y1}, {x2}, {y2}]]<|/det|>\n{markdown}\n\n")
