@@ -150,10 +150,19 @@ fn make_word(glyphs: &[&Glyph]) -> Option<Word> {
         })
         .unwrap_or(first.bbox);
     let bold_count = glyphs.iter().filter(|g| g.bold).count();
+    let reported_size = glyphs.iter().map(|g| g.font_size).fold(0.0, f32::max);
     Some(Word {
         text: glyphs.iter().map(|g| g.text).collect(),
         bbox,
-        font_size: glyphs.iter().map(|g| g.font_size).fold(0.0, f32::max),
+        // Some producers' fonts give PDFium no size (a zero text matrix scale): the glyphs' loose box,
+        // which spans the font's ascent to descent, is about one em.
+        font_size: if reported_size > 0.5 {
+            reported_size
+        } else if first.vertical {
+            bbox.width()
+        } else {
+            bbox.height()
+        },
         bold: bold_count * 2 > glyphs.len(),
     })
 }
