@@ -4,7 +4,9 @@
 
 use deepread_pdf::{Rect, Rule, Word};
 
-use super::super::lines::{group_into_lines, reads_right_to_left, vertical_overlap, Line};
+use super::super::lines::{
+    group_into_lines, is_bullet, reads_right_to_left, vertical_overlap, Line,
+};
 use super::{cell_text, Cell, Table};
 
 /// Rows of a table without rules: at least this many in a run.
@@ -163,6 +165,9 @@ struct Evidence {
     short_share: f32,
     /// Share of rows with text in two columns or more.
     multi_cell_share: f32,
+    /// Share of cells that may start like a list item: lists side by side (a slide's text boxes) align
+    /// as a table does.
+    max_list_share: f32,
 }
 
 /// Between rules, the rules say there is a table: the text need only not be running prose.
@@ -170,12 +175,23 @@ const RULED: Evidence = Evidence {
     min_rows: 2,
     short_share: 0.5,
     multi_cell_share: 0.4,
+    max_list_share: 1.0,
 };
 const LOOSE: Evidence = Evidence {
     min_rows: MIN_LOOSE_ROWS,
     short_share: SHORT_RUN_SHARE,
     multi_cell_share: MULTI_CELL_SHARE,
+    max_list_share: 0.4,
 };
+
+/// "• item", "3. item", "b) item".
+fn starts_list_item(text: &str) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    let enumerator = first
+        .strip_suffix(['.', ')'])
+        .is_some_and(|n| !n.is_empty() && n.len() <= 3 && n.chars().all(|c| c.is_alphanumeric()));
+    is_bullet(first) || (enumerator && text.len() > first.len())
+}
 
 /// A band of lines side by side: one row of a table, if it is in one.
 #[derive(Debug, Clone)]
@@ -350,6 +366,10 @@ fn table_of(rows: &[Row], evidence: &Evidence) -> Option<Table> {
         }
     }
     if (multi_cell_rows as f32) < evidence.multi_cell_share * rows.len() as f32 {
+        return None;
+    }
+    let list_items = cells.iter().filter(|c| starts_list_item(&c.text)).count();
+    if list_items as f32 > evidence.max_list_share * cells.len() as f32 {
         return None;
     }
     let bbox = rows.iter().map(|r| r.bbox).reduce(|a, b| a.union(&b))?;
