@@ -21,6 +21,8 @@ const SHORT_RUN_SHARE: f32 = 0.75;
 const GAP_CROSSING_SHARE: f32 = 0.15;
 /// Rules of one table share their ends to within this (points).
 const SAME_EXTENT_PT: f32 = 4.0;
+/// A band between two rules with more lines of text than this is a block of rows, not one row.
+const MAX_LINES_PER_RULED_ROW: usize = 3;
 /// A row this much closer to the one above than the table's usual pitch continues its cells.
 const WRAPPED_PITCH: f32 = 0.7;
 /// How much of a row must have text in two or more columns, for a run of rows to be a table.
@@ -28,7 +30,7 @@ const MULTI_CELL_SHARE: f32 = 0.6;
 
 /// The tables found, and the words left outside them.
 pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word>) {
-    let mut rows = rows_of(group_into_lines(&words));
+    let mut lines = group_into_lines(&words);
     let mut tables = Vec::new();
     for chain in same_width_rules(rules) {
         let mut first = 0;
@@ -37,16 +39,13 @@ pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word
             // share a width too, and must not swallow a table between them.
             let found = (first + 1..chain.len()).rev().find_map(|last| {
                 let region = between(chain[first], chain[last]);
-                let inside: Vec<Row> = rows
-                    .iter()
-                    .filter(|r| row_within(r, &region))
-                    .cloned()
-                    .collect();
-                table_of(&inside, &RULED).map(|table| (last, region, table))
+                let inside = lines.iter().filter(|l| line_within(l, &region)).cloned();
+                let separators: Vec<f32> = chain[first..=last].iter().map(|r| r.at).collect();
+                table_of(&rows_of(inside.collect()), &RULED, &separators).map(|table| (last, region, table))
             });
             match found {
                 Some((last, region, table)) => {
-                    rows.retain(|r| !row_within(r, &region));
+                    lines.retain(|l| !line_within(l, &region));
                     tables.push(table);
                     first = last;
                 }
@@ -55,7 +54,7 @@ pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word
         }
     }
     let mut rest = Vec::new();
-    for run in loose_runs(rows) {
+    for run in loose_runs(rows_of(lines)) {
         let (table, left_out) = table_in_run(run);
         tables.extend(table);
         rest.extend(left_out);
@@ -91,7 +90,7 @@ fn table_in_run(mut rows: Vec<Row>) -> (Option<Table>, Vec<Word>) {
         rows.retain(|r| !r.lines.is_empty());
     }
     set_aside.extend(stray_edge_lines(&mut rows));
-    match table_of(&rows, &LOOSE) {
+    match table_of(&rows, &LOOSE, &[]) {
         Some(table) => (
             Some(table),
             set_aside.into_iter().flat_map(|l| l.words).collect(),
@@ -216,6 +215,32 @@ impl Row {
     }
 }
 
+/// Where rules are drawn between the rows (at least three ruled bands, none holding more than
+/// `MAX_LINES_PER_RULED_ROW` lines of text), each band is one row, however many lines its cells take.
+/// Otherwise (a booktabs table's rules set off only the header) None.
+fn rows_between_rules(rows: &[Row], separators: &[f32]) -> Option<Vec<Row>> {
+    let bands: Vec<Vec<&Row>> = separators
+        .windows(2)
+        .map(|w| {
+            rows.iter()
+                .filter(|r| {
+                    let middle = (r.bbox.top + r.bbox.bottom) / 2.0;
+                    middle > w[0] && middle < w[1]
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|band| !band.is_empty())
+        .collect();
+    if bands.len() < 3 || bands.iter().any(|b| b.len() > MAX_LINES_PER_RULED_ROW) {
+        return None;
+    }
+    let joined = bands
+        .into_iter()
+        .map(|band| Row::of(band.into_iter().flat_map(|r| r.lines.clone()).collect()))
+        .collect();
+    Some(joined)
+}
+
 /// Rows set much closer than the table's usual pitch are a cell's second line, not a row of their own
 /// ("State funded" over "legal aid").
 fn join_wrapped_rows(rows: &[Row]) -> Vec<Row> {
@@ -265,12 +290,12 @@ fn rows_of(mut lines: Vec<Line>) -> Vec<Row> {
     rows
 }
 
-fn row_within(row: &Row, region: &Rect) -> bool {
-    let middle = (row.bbox.top + row.bbox.bottom) / 2.0;
+fn line_within(line: &Line, region: &Rect) -> bool {
+    let middle = (line.bbox.top + line.bbox.bottom) / 2.0;
     middle > region.top
         && middle < region.bottom
-        && row.bbox.left >= region.left - SAME_EXTENT_PT
-        && row.bbox.right <= region.right + SAME_EXTENT_PT
+        && line.bbox.left >= region.left - SAME_EXTENT_PT
+        && line.bbox.right <= region.right + SAME_EXTENT_PT
 }
 
 /// Horizontal rules of one width, top to bottom: the top, middle and bottom rules of booktabs tables.
@@ -321,7 +346,7 @@ fn loose_runs(rows: Vec<Row>) -> Vec<Vec<Row>> {
 
 /// The rows as a table, if their runs of text fall into two or more columns and they look like a table's
 /// as `evidence` asks: short runs, rows with text in two columns or more.
-fn table_of(rows: &[Row], evidence: &Evidence) -> Option<Table> {
+fn table_of(rows: &[Row], evidence: &Evidence, separators: &[f32]) -> Option<Table> {
     let lines: Vec<&Line> = rows.iter().flat_map(|r| &r.lines).collect();
     if rows.len() < evidence.min_rows.max(2) || lines.is_empty() {
         return None;
@@ -337,7 +362,13 @@ fn table_of(rows: &[Row], evidence: &Evidence) -> Option<Table> {
     if columns.len() < 2 {
         return None;
     }
-    let rows = &join_wrapped_rows(rows);
+    let rows = &match rows_between_rules(rows, separators) {
+        Some(ruled) => ruled,
+        None => join_wrapped_rows(rows),
+    };
+    if rows.len() < evidence.min_rows.max(2) {
+        return None;
+    }
     let right_to_left = reads_right_to_left(
         &rows
             .iter()

@@ -6,6 +6,9 @@ use deepread_pdf::{PageSize, Rect, Rule};
 /// Rules this close (points) meet, and rule positions this close are one grid line.
 const TOUCH_PT: f32 = 3.0;
 const SAME_LINE_PT: f32 = 2.0;
+/// A rule dividing a row or column meets the rules at its ends this closely (points): drawn joins are
+/// exact to about a line's width, glyph strokes stop short.
+const JOIN_PT: f32 = 1.2;
 /// A stretch of grid line counts as drawn when rules cover this share of it.
 const DRAWN_SHARE: f32 = 0.6;
 /// Rules along the page's edge frame the page, not a table.
@@ -104,11 +107,13 @@ fn grid_of(rules: &[Rule]) -> Option<Grid> {
     let bottom = down.iter().map(|r| r.to).fold(f32::MIN, f32::max);
     let xs = grid_lines(down.iter().map(|r| r.at), left, right);
     let ys = grid_lines(across.iter().map(|r| r.at), top, bottom);
+    let xs = dividing_lines(xs, &down, &ys);
+    let ys = dividing_lines(ys, &across, &xs);
     if xs.len() < 3 || ys.len() < 3 {
         return None;
     }
     let areas = merge_cells(&xs, &ys, &across, &down);
-    Some(Grid {
+    let mut grid = Grid {
         bbox: Rect {
             left: xs[0],
             top: ys[0],
@@ -118,7 +123,40 @@ fn grid_of(rules: &[Rule]) -> Option<Grid> {
         rows: ys.len() - 1,
         cols: xs.len() - 1,
         areas,
-    })
+    };
+    grid.drop_unused_lines();
+    (grid.rows >= 2 && grid.cols >= 2).then_some(grid)
+}
+
+impl Grid {
+    /// Grid lines that no cell starts at separate nothing: short strokes inside cells (a barcode's bars,
+    /// a tick box) put them there. Cells spanning them span one line fewer.
+    fn drop_unused_lines(&mut self) {
+        for col in (1..self.cols).rev() {
+            if !self.areas.iter().any(|a| a.col == col) {
+                for area in &mut self.areas {
+                    if area.col > col {
+                        area.col -= 1;
+                    } else if area.col + area.col_span > col {
+                        area.col_span -= 1;
+                    }
+                }
+                self.cols -= 1;
+            }
+        }
+        for row in (1..self.rows).rev() {
+            if !self.areas.iter().any(|a| a.row == row) {
+                for area in &mut self.areas {
+                    if area.row > row {
+                        area.row -= 1;
+                    } else if area.row + area.row_span > row {
+                        area.row_span -= 1;
+                    }
+                }
+                self.rows -= 1;
+            }
+        }
+    }
 }
 
 /// Sorted distinct positions of the grid's lines, between and including its two outer edges.
@@ -133,6 +171,27 @@ fn grid_lines(at: impl Iterator<Item = f32>, low: f32, high: f32) -> Vec<f32> {
         }
     }
     lines
+}
+
+/// The grid lines drawn across at least one whole row (or column) of the grid, meeting the rules at both
+/// its ends: strokes inside a cell (vector glyphs, a barcode's bars, tick marks) divide nothing. The
+/// outer edges stay.
+fn dividing_lines(lines: Vec<f32>, rules: &[Rule], crossing: &[f32]) -> Vec<f32> {
+    let last = lines.len().saturating_sub(1);
+    let divides = |at: f32| {
+        rules.iter().any(|r| {
+            (r.at - at).abs() <= SAME_LINE_PT
+                && crossing
+                    .windows(2)
+                    .any(|w| r.from <= w[0] + JOIN_PT && r.to >= w[1] - JOIN_PT)
+        })
+    };
+    lines
+        .iter()
+        .enumerate()
+        .filter(|&(i, &at)| i == 0 || i == last || divides(at))
+        .map(|(_, &at)| at)
+        .collect()
 }
 
 /// Whether rules along `at` cover most of `from..to`.

@@ -11,6 +11,8 @@ use deepread_pdf::{PageSize, Rect, Rule, Word};
 use super::lines::{group_into_lines, reads_right_to_left, Line};
 use grid::{ruled_grids, Area, Grid};
 
+/// Fewer cells with text than this are boxes around labels (a language badge), not a table.
+const MIN_FILLED_CELLS: usize = 3;
 /// Cells holding more words than this on average are text boxes laid out with rules, not a table.
 const MAX_MEAN_CELL_WORDS: usize = 30;
 
@@ -80,7 +82,11 @@ fn fill_grid(grid: &Grid, words: &[Word]) -> Option<Table> {
     let word_count: usize = filled.iter().map(|(_, w)| w.len()).sum();
     let rows_with_text = distinct(filled.iter().map(|(a, _)| a.row));
     let cols_with_text = distinct(filled.iter().map(|(a, _)| a.col));
-    if rows_with_text < 2 || cols_with_text < 2 || word_count > MAX_MEAN_CELL_WORDS * filled.len() {
+    if rows_with_text < 2
+        || cols_with_text < 2
+        || filled.len() < MIN_FILLED_CELLS
+        || word_count > MAX_MEAN_CELL_WORDS * filled.len()
+    {
         return None;
     }
     let right_to_left = reads_right_to_left(words);
