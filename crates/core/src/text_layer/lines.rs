@@ -1,7 +1,7 @@
 //! Words into lines: words that share a baseline band and sit close enough to be one run of text.
 //! A column gutter is wider than any word space, so lines never cross columns.
 
-use deepread_pdf::{Rect, Word};
+use deepread_pdf::{Rect, Rule, Word};
 
 /// Largest gap between two words of one line, in ems. Justified text rarely stretches a space past
 /// half an em; the narrowest column gutters in the fixtures (a two-column handbook) are about one.
@@ -9,6 +9,8 @@ const MAX_WORD_GAP_EM: f32 = 0.8;
 /// How much of the smaller word's height two words must share to be on one line.
 const MIN_VERTICAL_OVERLAP: f32 = 0.5;
 
+/// A box's sides meet its top or bottom to within this (points).
+const BOX_JOIN_PT: f32 = 2.0;
 /// Largest gap between a list bullet and its text, in ems.
 const MAX_BULLET_GAP_EM: f32 = 4.0;
 
@@ -75,7 +77,33 @@ pub fn vertical_overlap(a: &Rect, b: &Rect) -> f32 {
 }
 
 pub fn group_into_lines(words: &[Word]) -> Vec<Line> {
-    bands(words).into_iter().flat_map(split_band).collect()
+    group_into_lines_between(words, &[])
+}
+
+/// Lines that never cross a box's side: a vertical rule meeting horizontal ones, between two words, is a
+/// cell's or a panel's edge, however close the words. A vertical stroke on its own is a decoration.
+pub fn group_into_lines_between(words: &[Word], rules: &[Rule]) -> Vec<Line> {
+    let across: Vec<&Rule> = rules.iter().filter(|r| r.horizontal).collect();
+    let meets = |v: &Rule, h: &Rule| {
+        let touches = |end: f32| (end - h.at).abs() <= BOX_JOIN_PT;
+        (touches(v.from) || touches(v.to)) && v.at >= h.from - BOX_JOIN_PT && v.at <= h.to + BOX_JOIN_PT
+    };
+    let walls: Vec<&Rule> = rules
+        .iter()
+        .filter(|v| !v.horizontal && across.iter().any(|h| meets(v, h)))
+        .collect();
+    bands(words)
+        .into_iter()
+        .flat_map(|band| split_band(band, &walls))
+        .collect()
+}
+
+/// Whether a vertical rule stands between the end of `line` and `word`, level with the word.
+fn walled_off(line: &Line, word: &Word, walls: &[&Rule]) -> bool {
+    let middle = (word.bbox.top + word.bbox.bottom) / 2.0;
+    walls.iter().any(|w| {
+        w.at > line.bbox.right && w.at < word.bbox.left && w.from <= middle && w.to >= middle
+    })
 }
 
 /// Words sharing a vertical band (most of their height), whatever their horizontal place: the
@@ -105,12 +133,14 @@ fn centre(word: &Word) -> f32 {
 }
 
 /// A band cut into lines at gaps wider than any word space (column gutters, table cells).
-fn split_band(mut band: Vec<Word>) -> Vec<Line> {
+fn split_band(mut band: Vec<Word>, walls: &[&Rule]) -> Vec<Line> {
     band.sort_by(|a, b| a.bbox.left.total_cmp(&b.bbox.left));
     let mut lines: Vec<Line> = Vec::new();
     for word in band {
         match lines.last_mut() {
-            Some(line) if line.continues_with(&word) => line.push(word),
+            Some(line) if line.continues_with(&word) && !walled_off(line, &word, walls) => {
+                line.push(word)
+            }
             _ => lines.push(Line::start(word)),
         }
     }

@@ -37,7 +37,7 @@ impl PageBlock {
 /// (a scan): the caller then knows this page needs the model.
 pub fn read_page(text: &PageText, page: PageSize) -> String {
     let (tables, words) = tables::find_tables(&text.words, &text.rules, page);
-    let lines = lines::group_into_lines(&words);
+    let lines = lines::group_into_lines_between(&words, &text.rules);
     let blocks = blocks::group_into_blocks(lines)
         .into_iter()
         .map(PageBlock::Text)

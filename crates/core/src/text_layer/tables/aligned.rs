@@ -5,7 +5,7 @@
 use deepread_pdf::{Rect, Rule, Word};
 
 use super::super::lines::{
-    group_into_lines, is_bullet, reads_right_to_left, vertical_overlap, Line,
+    group_into_lines_between, is_bullet, reads_right_to_left, vertical_overlap, Line,
 };
 use super::{cell_text, Cell, Table};
 
@@ -30,7 +30,7 @@ const MULTI_CELL_SHARE: f32 = 0.6;
 
 /// The tables found, and the words left outside them.
 pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word>) {
-    let mut lines = group_into_lines(&words);
+    let mut lines = group_into_lines_between(&words, rules);
     let mut tables = Vec::new();
     for chain in same_width_rules(rules) {
         let mut first = 0;
