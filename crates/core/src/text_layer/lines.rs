@@ -9,6 +9,8 @@ const MAX_WORD_GAP_EM: f32 = 0.8;
 /// How much of the smaller word's height two words must share to be on one line.
 const MIN_VERTICAL_OVERLAP: f32 = 0.5;
 
+/// The lines above and below that can show a gap is no gutter, in line heights.
+const LONE_GAP_REACH: f32 = 2.5;
 /// A box's sides meet its top or bottom to within this (points).
 const BOX_JOIN_PT: f32 = 2.0;
 /// Largest gap between a list bullet and its text, in ems.
@@ -59,6 +61,14 @@ impl Line {
         self.words.push(word);
     }
 
+    /// Arabic, Persian and Hebrew lines keep their words right to left.
+    fn in_reading_order(mut self) -> Line {
+        if reads_right_to_left(&self.words) {
+            self.words.reverse();
+        }
+        self
+    }
+
     pub fn text(&self) -> String {
         let words: Vec<&str> = self.words.iter().map(|w| w.text.as_str()).collect();
         words.join(" ")
@@ -92,10 +102,50 @@ pub fn group_into_lines_between(words: &[Word], rules: &[Rule]) -> Vec<Line> {
         .iter()
         .filter(|v| !v.horizontal && across.iter().any(|h| meets(v, h)))
         .collect();
-    bands(words)
+    let mut banded: Vec<Vec<Line>> = bands(words)
         .into_iter()
-        .flat_map(|band| split_band(band, &walls))
+        .map(|band| split_band(band, &walls))
+        .collect();
+    join_lone_gaps(&mut banded, &walls);
+    banded
+        .into_iter()
+        .flatten()
+        .map(Line::in_reading_order)
         .collect()
+}
+
+/// A wide gap in one line that the lines just above and below run across is a stretched word space
+/// (justified or kashida-stretched text), not a gutter or a cell's edge, which run down the page: the
+/// line is joined again.
+fn join_lone_gaps(banded: &mut [Vec<Line>], walls: &[&Rule]) {
+    for i in 0..banded.len() {
+        let mut j = 0;
+        while j + 1 < banded[i].len() {
+            let (left, right) = (&banded[i][j], &banded[i][j + 1]);
+            let gap = (left.bbox.right, right.bbox.left);
+            let runs_across = |band: Option<&Vec<Line>>| {
+                band.is_some_and(|lines| lines.iter().any(|l| crosses_gap(l, left, gap)))
+            };
+            let lone = runs_across(i.checked_sub(1).map(|k| &banded[k]))
+                && runs_across(banded.get(i + 1))
+                && !right.words.iter().any(|w| walled_off(left, w, walls));
+            if lone {
+                let right = banded[i].remove(j + 1);
+                for word in right.words {
+                    banded[i][j].push(word);
+                }
+            } else {
+                j += 1;
+            }
+        }
+    }
+}
+
+/// Whether `line`, a line or so above or below `beside`, runs across the gap (from, to) in `beside`.
+fn crosses_gap(line: &Line, beside: &Line, (from, to): (f32, f32)) -> bool {
+    let height = beside.bbox.height().max(1.0);
+    let near = (line.bbox.top - beside.bbox.top).abs() <= LONE_GAP_REACH * height;
+    near && line.bbox.left < from && line.bbox.right > to
 }
 
 /// Whether a vertical rule stands between the end of `line` and `word`, level with the word.
@@ -142,11 +192,6 @@ fn split_band(mut band: Vec<Word>, walls: &[&Rule]) -> Vec<Line> {
                 line.push(word)
             }
             _ => lines.push(Line::start(word)),
-        }
-    }
-    for line in &mut lines {
-        if reads_right_to_left(&line.words) {
-            line.words.reverse();
         }
     }
     lines
