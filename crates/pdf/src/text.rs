@@ -91,20 +91,37 @@ fn read_piece(c: &PdfPageTextChar, transform: &DisplayTransform) -> Option<Piece
         text: ch,
         bbox,
         font_size: c.scaled_font_size().value,
-        bold: is_bold(c.font_weight()),
+        bold: is_bold(c),
         vertical: runs_vertically(display_angle),
     }))
 }
 
-fn is_bold(weight: Option<PdfFontWeight>) -> bool {
-    match weight {
+/// Bold by the font's weight, or where PDFium reports none (many embedded Type 1 fonts) by its name:
+/// "NimbusRomNo9L-Medi", "Arial-BoldMT", "SourceSansPro-Semibold".
+fn is_bold(c: &PdfPageTextChar) -> bool {
+    match c.font_weight() {
         Some(PdfFontWeight::Weight600)
         | Some(PdfFontWeight::Weight700Bold)
         | Some(PdfFontWeight::Weight800)
         | Some(PdfFontWeight::Weight900) => true,
-        Some(PdfFontWeight::Custom(w)) => w >= 600,
-        _ => false,
+        Some(PdfFontWeight::Custom(w)) if w >= 600 => true,
+        _ => bold_font_name(&c.font_name()),
     }
+}
+
+fn bold_font_name(name: &str) -> bool {
+    // The style follows the family, after a hyphen or comma ("Times-Bold", "Arial,Bold"); TeX's own
+    // fonts say it in the family ("CMBX10", "SFBX1000": bold extended), after any subset tag.
+    let style = name.rsplit(['-', ',']).next().unwrap_or("").to_ascii_lowercase();
+    let named = ["bold", "medi", "black", "heavy", "semibold", "demi"]
+        .iter()
+        .any(|mark| style.contains(mark))
+        && name.len() > style.len();
+    let family = name.rsplit('+').next().unwrap_or(name);
+    let tex = ["CMBX", "SFBX", "CMSSBX", "SFSX", "CMB10", "LMROMAN10-BOLD"]
+        .iter()
+        .any(|prefix| family.to_ascii_uppercase().starts_with(prefix));
+    named || tex
 }
 
 /// Text at 90° or 270° (within 30°) on the displayed page runs vertically.
@@ -302,6 +319,20 @@ mod tests {
         let words = group_words(&[column('a', 0.0), column('b', 5.0), column('c', 20.0)]);
         assert_eq!(texts(&words), ["ab", "c"]);
         assert!(words[0].bold);
+    }
+
+    #[test]
+    fn bold_is_read_from_the_style_in_a_font_name() {
+        assert!(bold_font_name("NimbusRomNo9L-Medi"));
+        assert!(bold_font_name("ABCDEF+Arial-BoldMT"));
+        assert!(bold_font_name("Arial,BoldItalic"));
+        assert!(bold_font_name("SourceSansPro-Semibold"));
+        assert!(!bold_font_name("NimbusRomNo9L-Regu"));
+        assert!(!bold_font_name("Boldini"), "a family that only sounds bold");
+        assert!(bold_font_name("AAAAAD+SFBX1000"));
+        assert!(bold_font_name("CMBX12"));
+        assert!(!bold_font_name("CMR10"));
+        assert!(!bold_font_name("AAAAAC+SFRM1000"));
     }
 
     #[test]

@@ -65,7 +65,9 @@ impl TextBlock {
         let text = self.text();
         match self.lines.first() {
             Some(first) if first.is_list_item() => {
-                let rest = text.trim_start_matches(|c: char| !c.is_whitespace()).trim_start();
+                let rest = text
+                    .trim_start_matches(|c: char| !c.is_whitespace())
+                    .trim_start();
                 format!("- {rest}")
             }
             _ => text,

@@ -9,6 +9,8 @@ const MAX_WORD_GAP_EM: f32 = 0.8;
 /// How much of the smaller word's height two words must share to be on one line.
 const MIN_VERTICAL_OVERLAP: f32 = 0.5;
 
+/// Wider gaps are never a stretched space (a running header's page number, a form's value), in ems.
+const MAX_LONE_GAP_EM: f32 = 3.0;
 /// The lines above and below that can show a gap is no gutter, in line heights.
 const LONE_GAP_REACH: f32 = 2.5;
 /// A box's sides meet its top or bottom to within this (points).
@@ -21,7 +23,28 @@ pub fn is_bullet(text: &str) -> bool {
     let mut chars = text.chars();
     matches!(
         (chars.next(), chars.next()),
-        (Some('•' | '◦' | '▪' | '▫' | '●' | '○' | '■' | '□' | '‣' | '⁃' | '∙' | '·' | '➢' | '►' | '▶' | '✓' | '\u{F0B7}' | '\u{F0A7}'), None)
+        (
+            Some(
+                '•' | '◦'
+                    | '▪'
+                    | '▫'
+                    | '●'
+                    | '○'
+                    | '■'
+                    | '□'
+                    | '‣'
+                    | '⁃'
+                    | '∙'
+                    | '·'
+                    | '➢'
+                    | '►'
+                    | '▶'
+                    | '✓'
+                    | '\u{F0B7}'
+                    | '\u{F0A7}'
+            ),
+            None
+        )
     )
 }
 
@@ -96,7 +119,9 @@ pub fn group_into_lines_between(words: &[Word], rules: &[Rule]) -> Vec<Line> {
     let across: Vec<&Rule> = rules.iter().filter(|r| r.horizontal).collect();
     let meets = |v: &Rule, h: &Rule| {
         let touches = |end: f32| (end - h.at).abs() <= BOX_JOIN_PT;
-        (touches(v.from) || touches(v.to)) && v.at >= h.from - BOX_JOIN_PT && v.at <= h.to + BOX_JOIN_PT
+        (touches(v.from) || touches(v.to))
+            && v.at >= h.from - BOX_JOIN_PT
+            && v.at <= h.to + BOX_JOIN_PT
     };
     let walls: Vec<&Rule> = rules
         .iter()
@@ -114,20 +139,34 @@ pub fn group_into_lines_between(words: &[Word], rules: &[Rule]) -> Vec<Line> {
         .collect()
 }
 
-/// A wide gap in one line that the lines just above and below run across is a stretched word space
-/// (justified or kashida-stretched text), not a gutter or a cell's edge, which run down the page: the
-/// line is joined again.
+/// A wide gap in one line that the lines just above and below run across (or the one of them there is,
+/// at a paragraph's first or last line) is a stretched word space (justified or kashida-stretched text,
+/// a caption's quad after "Table 1."), not a gutter or a cell's edge, which run down the page: the line
+/// is joined again.
 fn join_lone_gaps(banded: &mut [Vec<Line>], walls: &[&Rule]) {
     for i in 0..banded.len() {
         let mut j = 0;
         while j + 1 < banded[i].len() {
             let (left, right) = (&banded[i][j], &banded[i][j + 1]);
             let gap = (left.bbox.right, right.bbox.left);
+            // Some(whether it runs across) for a band within reach, None where there is none.
             let runs_across = |band: Option<&Vec<Line>>| {
-                band.is_some_and(|lines| lines.iter().any(|l| crosses_gap(l, left, gap)))
+                let near: Vec<&Line> = band
+                    .into_iter()
+                    .flatten()
+                    .filter(|l| is_near(l, left))
+                    .collect();
+                (!near.is_empty()).then(|| near.iter().any(|l| spans(l, gap)))
             };
-            let lone = runs_across(i.checked_sub(1).map(|k| &banded[k]))
-                && runs_across(banded.get(i + 1))
+            let above = runs_across(i.checked_sub(1).map(|k| &banded[k]));
+            let below = runs_across(banded.get(i + 1));
+            let em = left.font_size.max(right.font_size).max(1.0);
+            let narrow = gap.1 - gap.0 <= MAX_LONE_GAP_EM * em;
+            let lone = narrow
+                && matches!(
+                    (above, below),
+                    (Some(true), Some(true)) | (None, Some(true)) | (Some(true), None)
+                )
                 && !right.words.iter().any(|w| walled_off(left, w, walls));
             if lone {
                 let right = banded[i].remove(j + 1);
@@ -141,11 +180,15 @@ fn join_lone_gaps(banded: &mut [Vec<Line>], walls: &[&Rule]) {
     }
 }
 
-/// Whether `line`, a line or so above or below `beside`, runs across the gap (from, to) in `beside`.
-fn crosses_gap(line: &Line, beside: &Line, (from, to): (f32, f32)) -> bool {
+/// Whether `line` is a line or so above or below `beside`.
+fn is_near(line: &Line, beside: &Line) -> bool {
     let height = beside.bbox.height().max(1.0);
-    let near = (line.bbox.top - beside.bbox.top).abs() <= LONE_GAP_REACH * height;
-    near && line.bbox.left < from && line.bbox.right > to
+    (line.bbox.top - beside.bbox.top).abs() <= LONE_GAP_REACH * height
+}
+
+/// Whether `line` runs across the gap (from, to).
+fn spans(line: &Line, (from, to): (f32, f32)) -> bool {
+    line.bbox.left < from && line.bbox.right > to
 }
 
 /// Whether a vertical rule stands between the end of `line` and `word`, level with the word.

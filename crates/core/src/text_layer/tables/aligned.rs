@@ -41,7 +41,8 @@ pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word
                 let region = between(chain[first], chain[last]);
                 let inside = lines.iter().filter(|l| line_within(l, &region)).cloned();
                 let separators: Vec<f32> = chain[first..=last].iter().map(|r| r.at).collect();
-                table_of(&rows_of(inside.collect()), &RULED, &separators).map(|table| (last, region, table))
+                table_of(&rows_of(inside.collect()), &RULED, &separators)
+                    .map(|table| (last, region, table))
             });
             match found {
                 Some((last, region, table)) => {
@@ -80,10 +81,8 @@ fn table_in_run(mut rows: Vec<Row>) -> (Option<Table>, Vec<Word>) {
         let Some(c) = prose else { break };
         let column = columns[c];
         for row in &mut rows {
-            let (beside, kept): (Vec<Line>, Vec<Line>) = row
-                .lines
-                .drain(..)
-                .partition(|l| within_column(l, column));
+            let (beside, kept): (Vec<Line>, Vec<Line>) =
+                row.lines.drain(..).partition(|l| within_column(l, column));
             set_aside.extend(beside);
             *row = Row::of(kept);
         }
@@ -131,7 +130,8 @@ fn stray_edge_lines(rows: &mut Vec<Row>) -> Vec<Line> {
     };
     let mut stray = Vec::new();
     for edge in [0, last] {
-        let (out, kept): (Vec<Line>, Vec<Line>) = rows[edge].lines.drain(..).partition(|l| is_stray(l));
+        let (out, kept): (Vec<Line>, Vec<Line>) =
+            rows[edge].lines.drain(..).partition(|l| is_stray(l));
         stray.extend(out);
         rows[edge] = Row::of(kept);
     }
@@ -244,7 +244,10 @@ fn rows_between_rules(rows: &[Row], separators: &[f32]) -> Option<Vec<Row>> {
 /// Rows set much closer than the table's usual pitch are a cell's second line, not a row of their own
 /// ("State funded" over "legal aid").
 fn join_wrapped_rows(rows: &[Row]) -> Vec<Row> {
-    let mut pitches: Vec<f32> = rows.windows(2).map(|w| w[1].bbox.top - w[0].bbox.top).collect();
+    let mut pitches: Vec<f32> = rows
+        .windows(2)
+        .map(|w| w[1].bbox.top - w[0].bbox.top)
+        .collect();
     pitches.sort_by(f32::total_cmp);
     let Some(&pitch) = pitches.get(pitches.len() / 2) else {
         return rows.to_vec();
