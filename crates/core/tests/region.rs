@@ -52,7 +52,20 @@ fn poppler_words_in(region: BoxNorm) -> Vec<String> {
             (inside(x, region.x1, region.x2, width) && inside(y, region.y1, region.y2, height))
                 .then(|| word.replace("&amp;", "&"))
         })
-        .collect()
+        .fold(Vec::new(), join_hyphenated)
+}
+
+/// Poppler keeps a word broken across lines as two ("com-", "pile"); a reader joins it again.
+fn join_hyphenated(mut words: Vec<String>, word: String) -> Vec<String> {
+    let continues = word.starts_with(|c: char| c.is_lowercase());
+    match words.last_mut() {
+        Some(last) if continues && last.len() > 1 && last.ends_with('-') => {
+            last.pop();
+            last.push_str(&word);
+        }
+        _ => words.push(word),
+    }
+    words
 }
 
 /// The share of `words` found among `among`.
