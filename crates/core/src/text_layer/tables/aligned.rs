@@ -23,6 +23,10 @@ const GAP_CROSSING_SHARE: f32 = 0.15;
 const SAME_EXTENT_PT: f32 = 4.0;
 /// A band between two rules with more lines of text than this is a block of rows, not one row.
 const MAX_LINES_PER_RULED_ROW: usize = 3;
+/// A run of text is in every column whose zone holds this share of its width.
+const ZONE_SHARE: f32 = 0.2;
+/// A line this close under a row (in line heights) may be a cell's second line.
+const TIGHT_GAP: f32 = 0.35;
 /// A row this much closer to the one above than the table's usual pitch continues its cells.
 const WRAPPED_PITCH: f32 = 0.7;
 /// How much of a row must have text in two or more columns, for a run of rows to be a table.
@@ -333,11 +337,14 @@ fn between(top: &Rule, bottom: &Rule) -> Rect {
 fn loose_runs(rows: Vec<Row>) -> Vec<Vec<Row>> {
     let mut runs: Vec<Vec<Row>> = Vec::new();
     for row in rows {
-        let joins = runs.last().and_then(|run| run.last()).is_some_and(|last| {
+        let joins = runs.last().is_some_and(|run| {
+            let last = &run[run.len() - 1];
             let height = last.bbox.height().max(row.bbox.height()).max(1.0);
-            last.lines.len() >= 2
-                && row.lines.len() >= 2
-                && row.bbox.top - last.bbox.bottom <= MAX_ROW_GAP * height
+            let gap = row.bbox.top - last.bbox.bottom;
+            let table_like = run.iter().any(|r| r.lines.len() >= 2);
+            // A lone line set tight under a row is a cell's second line.
+            let continues_cell = row.lines.len() == 1 && gap <= TIGHT_GAP * height;
+            table_like && gap <= MAX_ROW_GAP * height && (row.lines.len() >= 2 || continues_cell)
         });
         match runs.last_mut() {
             Some(run) if joins => run.push(row),
@@ -361,7 +368,7 @@ fn table_of(rows: &[Row], evidence: &Evidence, separators: &[f32]) -> Option<Tab
     if (short as f32) < evidence.short_share * lines.len() as f32 {
         return None;
     }
-    let columns = columns_of(rows);
+    let columns = drop_lone_columns(rows, columns_of(rows));
     if columns.len() < 2 {
         return None;
     }
@@ -445,15 +452,48 @@ fn columns_of(rows: &[Row]) -> Vec<(f32, f32)> {
     columns
 }
 
-/// A row's runs of text put in the columns they overlap: (first column, columns spanned, words).
+/// Columns that only one row has text in, in a table of three rows or more: a header set over the gap
+/// between the two columns it spans, not a column of its own.
+fn drop_lone_columns(rows: &[Row], columns: Vec<(f32, f32)>) -> Vec<(f32, f32)> {
+    if rows.len() < 3 {
+        return columns;
+    }
+    columns
+        .into_iter()
+        .filter(|&(left, right)| {
+            let used = rows.iter().filter(|r| {
+                r.lines
+                    .iter()
+                    .any(|l| l.bbox.right > left && l.bbox.left < right)
+            });
+            used.count() >= 2
+        })
+        .collect()
+}
+
+/// A row's runs of text put in the columns whose zone they reach into (each column's zone runs to the
+/// middle of the gaps beside it): (first column, columns spanned, words).
 fn row_cells(row: &Row, columns: &[(f32, f32)]) -> Vec<(usize, usize, Vec<Word>)> {
+    let zone = |i: usize| {
+        let left = if i == 0 {
+            f32::MIN
+        } else {
+            (columns[i - 1].1 + columns[i].0) / 2.0
+        };
+        let right = match columns.get(i + 1) {
+            Some(next) => (columns[i].1 + next.0) / 2.0,
+            None => f32::MAX,
+        };
+        (left, right)
+    };
     let mut cells: Vec<(usize, usize, Vec<Word>)> = Vec::new();
     for line in &row.lines {
-        let overlapped: Vec<usize> = columns
-            .iter()
-            .enumerate()
-            .filter(|(_, (l, r))| line.bbox.right > *l && line.bbox.left < *r)
-            .map(|(i, _)| i)
+        let width = line.bbox.width().max(1.0);
+        let overlapped: Vec<usize> = (0..columns.len())
+            .filter(|&i| {
+                let (l, r) = zone(i);
+                line.bbox.right.min(r) - line.bbox.left.max(l) >= ZONE_SHARE * width
+            })
             .collect();
         let (first, last) = match (overlapped.first(), overlapped.last()) {
             (Some(&f), Some(&l)) => (f, l),
@@ -486,4 +526,155 @@ fn nearest_column(line: &Line, columns: &[(f32, f32)]) -> usize {
             d(a.1).total_cmp(&d(b.1))
         })
         .map_or(0, |(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::test_words::line;
+    use super::*;
+
+    fn rule(at: f32, from: f32, to: f32) -> Rule {
+        Rule {
+            horizontal: true,
+            at,
+            from,
+            to,
+        }
+    }
+
+    /// Rows of cells, each cell's text starting at its column's x.
+    fn rows(cells: &[&[&str]], xs: &[f32], top: f32, pitch: f32) -> Vec<Word> {
+        let mut words = Vec::new();
+        for (r, row) in cells.iter().enumerate() {
+            for (text, x) in row.iter().zip(xs) {
+                words.extend(line(text, *x, top + r as f32 * pitch, 9.0));
+            }
+        }
+        words
+    }
+
+    fn texts(table: &Table) -> Vec<Vec<String>> {
+        (0..table.rows)
+            .map(|r| {
+                table
+                    .cells
+                    .iter()
+                    .filter(|c| c.row == r)
+                    .map(|c| c.text.clone())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn aligned_short_cells_without_rules_are_a_table_read_row_by_row() {
+        let words = rows(
+            &[
+                &["Model", "Params", "Accuracy"],
+                &["Gemma 2", "2B", "12.6%"],
+                &["Phi 3.5 mini", "3.8B", "26.0%"],
+                &["Llama 3.1", "8B", "23.3%"],
+            ],
+            &[72.0, 200.0, 300.0],
+            100.0,
+            14.0,
+        );
+        let (tables, rest) = aligned_tables(words, &[]);
+        assert!(rest.is_empty(), "{rest:?}");
+        assert_eq!(
+            texts(&tables[0]),
+            [
+                ["Model", "Params", "Accuracy"],
+                ["Gemma 2", "2B", "12.6%"],
+                ["Phi 3.5 mini", "3.8B", "26.0%"],
+                ["Llama 3.1", "8B", "23.3%"],
+            ]
+        );
+    }
+
+    #[test]
+    fn two_columns_of_prose_are_no_table() {
+        let mut words = Vec::new();
+        for i in 0..6 {
+            let y = 100.0 + i as f32 * 12.0;
+            words.extend(line(
+                "the left column carries on with its running text",
+                72.0,
+                y,
+                9.0,
+            ));
+            words.extend(line(
+                "and so does the right column with its own prose",
+                320.0,
+                y,
+                9.0,
+            ));
+        }
+        let (tables, rest) = aligned_tables(words.clone(), &[]);
+        assert!(tables.is_empty());
+        assert_eq!(rest.len(), words.len());
+    }
+
+    #[test]
+    fn lists_side_by_side_are_no_table() {
+        let words = rows(
+            &[
+                &["• apples", "1. first"],
+                &["• pears", "2. second"],
+                &["• plums", "3. third"],
+            ],
+            &[72.0, 300.0],
+            100.0,
+            14.0,
+        );
+        assert!(aligned_tables(words, &[]).0.is_empty());
+    }
+
+    #[test]
+    fn between_booktabs_rules_two_rows_and_a_spanning_header_are_a_table() {
+        // A header cell over the last two columns, then two rows; top, middle and bottom rules.
+        let mut words = line("Method", 72.0, 102.0, 9.0);
+        words.extend(line("Scores", 240.0, 102.0, 9.0));
+        words.extend(rows(
+            &[
+                &["", "simple", "complex"],
+                &["OTSL", "0.965", "0.934"],
+                &["HTML", "0.969", "0.927"],
+            ],
+            &[72.0, 200.0, 280.0],
+            114.0,
+            13.0,
+        ));
+        let rules = [
+            rule(100.0, 70.0, 330.0),
+            rule(125.0, 70.0, 330.0),
+            rule(155.0, 70.0, 330.0),
+        ];
+        let (tables, rest) = aligned_tables(words, &rules);
+        assert!(rest.is_empty(), "{rest:?}");
+        let table = &tables[0];
+        assert_eq!((table.rows, table.cols), (4, 3));
+        let header = table.cells.iter().find(|c| c.text == "Scores").unwrap();
+        assert_eq!((header.row, header.col, header.col_span), (0, 1, 2));
+        assert_eq!(texts(table)[2], ["OTSL", "0.965", "0.934"]);
+    }
+
+    #[test]
+    fn a_cells_second_line_set_closer_than_the_rows_joins_its_row() {
+        let mut words = rows(
+            &[&["Name", "State funded"], &["", "legal aid"]],
+            &[72.0, 200.0],
+            100.0,
+            9.5,
+        );
+        words.extend(rows(
+            &[&["Children", "yes"], &["Women", "no"], &["Migrants", "yes"]],
+            &[72.0, 200.0],
+            122.0,
+            18.0,
+        ));
+        let (tables, _) = aligned_tables(words, &[]);
+        assert_eq!(texts(&tables[0])[0], ["Name", "State funded legal aid"]);
+        assert_eq!(tables[0].rows, 4);
+    }
 }
