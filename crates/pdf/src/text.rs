@@ -112,7 +112,11 @@ fn is_bold(c: &PdfPageTextChar) -> bool {
 fn bold_font_name(name: &str) -> bool {
     // The style follows the family, after a hyphen or comma ("Times-Bold", "Arial,Bold"); TeX's own
     // fonts say it in the family ("CMBX10", "SFBX1000": bold extended), after any subset tag.
-    let style = name.rsplit(['-', ',']).next().unwrap_or("").to_ascii_lowercase();
+    let style = name
+        .rsplit(['-', ','])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let named = ["bold", "medi", "black", "heavy", "semibold", "demi"]
         .iter()
         .any(|mark| style.contains(mark))

@@ -157,3 +157,25 @@ fn words_serialize_for_other_crates() {
         assert!(json["bbox"].get(key).is_some(), "{json}");
     }
 }
+
+#[test]
+fn a_word_hyphenated_at_the_end_of_a_line_keeps_its_hyphen_as_poppler_reads_it() {
+    // PDFium marks such a hyphen with a control code of its own; it must come back as the hyphen the
+    // page shows, or the layout cannot join the word again.
+    let relative = "pdfs/born_digital_papers_math_tables/docling__code_and_formula.pdf";
+    let theirs: Vec<String> = pdftotext_raw_words(fixture(relative).to_str().unwrap())
+        .into_iter()
+        .filter(|w| w.len() > 1 && w.ends_with('-'))
+        .collect();
+    assert!(
+        theirs.len() >= 2,
+        "the page breaks words across lines: {theirs:?}"
+    );
+    let ours = our_words(relative);
+    for word in &theirs {
+        assert!(
+            ours.iter().any(|w| &w.text == word),
+            "{word} as poppler reads it"
+        );
+    }
+}

@@ -152,6 +152,18 @@ mod tests {
     }
 
     #[test]
+    fn each_list_item_is_a_block_written_as_markdown() {
+        let mut words = vec![super::super::test_words::word("•", 72.0, 100.0, 10.0)];
+        words.extend(line("apples and", 90.0, 100.0, 10.0));
+        words.extend(line("pears", 90.0, 112.0, 10.0));
+        words.push(super::super::test_words::word("•", 72.0, 124.0, 10.0));
+        words.extend(line("plums", 90.0, 124.0, 10.0));
+        let blocks = group_into_blocks(group_into_lines(&words));
+        let markdown: Vec<String> = blocks.iter().map(TextBlock::markdown).collect();
+        assert_eq!(markdown, ["- apples and pears", "- plums"]);
+    }
+
+    #[test]
     fn columns_are_separate_blocks() {
         let mut words = line("left one", 72.0, 100.0, 10.0);
         words.extend(line("right one", 320.0, 100.0, 10.0));

@@ -307,4 +307,54 @@ mod tests {
         words.push(word("i", 78.0, 104.0, 7.0));
         assert_eq!(group_into_lines(&words).len(), 1);
     }
+
+    fn texts(lines: &[Line]) -> Vec<String> {
+        lines.iter().map(Line::text).collect()
+    }
+
+    #[test]
+    fn a_bullet_set_an_indent_from_its_text_stays_on_its_line() {
+        let mut words = vec![word("•", 72.0, 100.0, 10.0)];
+        words.extend(line("first point", 95.0, 100.0, 10.0));
+        let lines = group_into_lines(&words);
+        assert_eq!(texts(&lines), ["• first point"]);
+        assert!(lines[0].is_list_item());
+    }
+
+    #[test]
+    fn a_stretched_space_inside_a_paragraph_is_no_gutter_but_a_gutter_down_the_page_is() {
+        // Three lines of a paragraph; the middle one has a gap of two ems, the others run across it.
+        let mut words = line("the first line of the paragraph runs on", 72.0, 100.0, 10.0);
+        words.extend(line("middle", 72.0, 112.0, 10.0));
+        words.extend(line("stretched", 125.0, 112.0, 10.0));
+        words.extend(line("the last line of the paragraph runs on too", 72.0, 124.0, 10.0));
+        assert_eq!(group_into_lines(&words).len(), 3);
+        // The same gap, but in every line: two columns.
+        let mut columns = Vec::new();
+        for y in [100.0, 112.0, 124.0] {
+            columns.extend(line("left", 72.0, y, 10.0));
+            columns.extend(line("right", 115.0, y, 10.0));
+        }
+        assert_eq!(group_into_lines(&columns).len(), 6);
+    }
+
+    #[test]
+    fn a_box_side_between_two_close_words_ends_the_line_a_lone_stroke_does_not() {
+        let words = line("label value", 72.0, 100.0, 10.0);
+        let gap = (words[0].bbox.right + words[1].bbox.left) / 2.0;
+        let side = Rule {
+            horizontal: false,
+            at: gap,
+            from: 95.0,
+            to: 115.0,
+        };
+        let top = Rule {
+            horizontal: true,
+            at: 95.0,
+            from: 60.0,
+            to: 200.0,
+        };
+        assert_eq!(group_into_lines_between(&words, &[side, top]).len(), 2);
+        assert_eq!(group_into_lines_between(&words, &[side]).len(), 1);
+    }
 }
