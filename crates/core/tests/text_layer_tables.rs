@@ -89,20 +89,18 @@ fn html_grid(markup: &str) -> Grid {
                     .map_or(1, |v| v.split('"').next().unwrap().parse().unwrap())
             };
             let (rows, cols) = (span("rowspan"), span("colspan"));
-            for rr in r..r + rows {
-                if grid.len() <= rr {
-                    grid.resize(rr + 1, Vec::new());
-                }
+            if grid.len() < r + rows {
+                grid.resize(r + rows, Vec::new());
             }
             while grid[r].get(c).is_some_and(Option::is_some) {
                 c += 1;
             }
-            for rr in r..r + rows {
-                for cc in c..c + cols {
-                    if grid[rr].len() <= cc {
-                        grid[rr].resize(cc + 1, None);
-                    }
-                    grid[rr][cc] = Some(text.clone());
+            for row in &mut grid[r..r + rows] {
+                if row.len() < c + cols {
+                    row.resize(c + cols, None);
+                }
+                for place in &mut row[c..c + cols] {
+                    *place = Some(text.clone());
                 }
             }
             c += cols;
