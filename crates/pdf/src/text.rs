@@ -51,6 +51,8 @@ pub(crate) struct Glyph {
     pub bold: bool,
     /// The line runs top-to-bottom or bottom-to-top on the displayed page.
     pub vertical: bool,
+    /// Its index in PDFium's character stream.
+    pub index: usize,
 }
 
 /// What PDFium's character stream holds at one position.
@@ -62,12 +64,21 @@ pub(crate) enum Piece {
 }
 
 pub(crate) fn read_words(text: &PdfPageText, transform: &DisplayTransform) -> Vec<Word> {
-    let pieces: Vec<Piece> = text
-        .chars()
+    let chars = text.chars();
+    let pieces: Vec<Piece> = chars
         .iter()
         .filter_map(|c| read_piece(&c, transform))
         .collect();
-    group_words(&pieces)
+    let mut words = group_indexed_words(&pieces);
+    // The font's name is costly to ask PDFium for, so it is asked once a word, not once a glyph.
+    for (word, first) in &mut words {
+        if !word.bold {
+            word.bold = chars
+                .get(*first)
+                .is_ok_and(|c| bold_font_name(&c.font_name()));
+        }
+    }
+    words.into_iter().map(|(word, _)| word).collect()
 }
 
 /// `None` for characters that carry nothing to read (control codes, PDFium's internal markers).
@@ -91,21 +102,22 @@ fn read_piece(c: &PdfPageTextChar, transform: &DisplayTransform) -> Option<Piece
         text: ch,
         bbox,
         font_size: c.scaled_font_size().value,
-        bold: is_bold(c),
+        bold: bold_weight(c.font_weight()),
         vertical: runs_vertically(display_angle),
+        index: c.index(),
     }))
 }
 
-/// Bold by the font's weight, or where PDFium reports none (many embedded Type 1 fonts) by its name:
-/// "NimbusRomNo9L-Medi", "Arial-BoldMT", "SourceSansPro-Semibold".
-fn is_bold(c: &PdfPageTextChar) -> bool {
-    match c.font_weight() {
+/// Bold by the font's weight. Many embedded Type 1 fonts report none: their name says it instead
+/// ("NimbusRomNo9L-Medi", "Arial-BoldMT", "SourceSansPro-Semibold"), see [`bold_font_name`].
+fn bold_weight(weight: Option<PdfFontWeight>) -> bool {
+    match weight {
         Some(PdfFontWeight::Weight600)
         | Some(PdfFontWeight::Weight700Bold)
         | Some(PdfFontWeight::Weight800)
         | Some(PdfFontWeight::Weight900) => true,
-        Some(PdfFontWeight::Custom(w)) if w >= 600 => true,
-        _ => bold_font_name(&c.font_name()),
+        Some(PdfFontWeight::Custom(w)) => w >= 600,
+        _ => false,
     }
 }
 
@@ -134,7 +146,13 @@ fn runs_vertically(degrees: f32) -> bool {
     (60.0..=120.0).contains(&folded)
 }
 
+#[cfg(test)]
 pub(crate) fn group_words(pieces: &[Piece]) -> Vec<Word> {
+    group_indexed_words(pieces).into_iter().map(|(word, _)| word).collect()
+}
+
+/// Words, each with the index of its first glyph.
+fn group_indexed_words(pieces: &[Piece]) -> Vec<(Word, usize)> {
     let mut words = Vec::new();
     let mut current: Vec<&Glyph> = Vec::new();
     for piece in pieces {
@@ -154,9 +172,9 @@ pub(crate) fn group_words(pieces: &[Piece]) -> Vec<Word> {
     words
 }
 
-fn flush(glyphs: &mut Vec<&Glyph>, words: &mut Vec<Word>) {
+fn flush(glyphs: &mut Vec<&Glyph>, words: &mut Vec<(Word, usize)>) {
     if let Some(word) = make_word(glyphs) {
-        words.push(word);
+        words.push((word, glyphs[0].index));
     }
     glyphs.clear();
 }
@@ -257,6 +275,7 @@ mod tests {
             font_size: 10.0,
             bold: false,
             vertical: false,
+            index: 0,
         })
     }
 
@@ -318,6 +337,7 @@ mod tests {
                 font_size: 10.0,
                 bold: true,
                 vertical: true,
+                index: 0,
             })
         };
         let words = group_words(&[column('a', 0.0), column('b', 5.0), column('c', 20.0)]);
