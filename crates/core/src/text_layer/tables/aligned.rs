@@ -60,22 +60,33 @@ pub fn aligned_tables(words: Vec<Word>, rules: &[Rule]) -> (Vec<Table>, Vec<Word
     }
     let mut rest = Vec::new();
     for run in loose_runs(rows_of(lines)) {
-        let (table, left_out) = table_in_run(run);
-        tables.extend(table);
+        let (found, left_out) = tables_in_run(run);
+        tables.extend(found);
         rest.extend(left_out);
     }
     (tables, rest)
 }
 
-/// A run of rows as a table, and the words not in it. Text beside a table (a column of prose level with
-/// it, as on a two-page spread) makes rows of its own with the table's; it is set aside first.
-fn table_in_run(mut rows: Vec<Row>) -> (Option<Table>, Vec<Word>) {
-    let all_words = |rows: &[Row]| -> Vec<Word> {
-        rows.iter()
-            .flat_map(|r| &r.lines)
-            .flat_map(|l| l.words.clone())
-            .collect()
-    };
+/// The tables in a run of rows, and the words not in them. Text beside a table (a column of prose level
+/// with it, as on a two-page spread or in a two-column paper) makes rows of its own with the table's; it
+/// is set aside first, and what is left is split into runs again.
+fn tables_in_run(rows: Vec<Row>) -> (Vec<Table>, Vec<Word>) {
+    let (rows, beside) = set_aside_prose(rows);
+    let mut rest: Vec<Word> = beside.into_iter().flat_map(|l| l.words).collect();
+    let mut tables = Vec::new();
+    for mut run in loose_runs(rows) {
+        let stray = stray_edge_lines(&mut run);
+        rest.extend(stray.into_iter().flat_map(|l| l.words));
+        match table_of(&run, &LOOSE, &[]) {
+            Some(table) => tables.push(table),
+            None => rest.extend(run.into_iter().flat_map(|r| r.lines).flat_map(|l| l.words)),
+        }
+    }
+    (tables, rest)
+}
+
+/// The rows without the columns of prose at their sides, and those columns' lines.
+fn set_aside_prose(mut rows: Vec<Row>) -> (Vec<Row>, Vec<Line>) {
     let mut set_aside: Vec<Line> = Vec::new();
     loop {
         let columns = columns_of(&rows);
@@ -92,18 +103,7 @@ fn table_in_run(mut rows: Vec<Row>) -> (Option<Table>, Vec<Word>) {
         }
         rows.retain(|r| !r.lines.is_empty());
     }
-    set_aside.extend(stray_edge_lines(&mut rows));
-    match table_of(&rows, &LOOSE, &[]) {
-        Some(table) => (
-            Some(table),
-            set_aside.into_iter().flat_map(|l| l.words).collect(),
-        ),
-        None => {
-            let mut words = all_words(&rows);
-            words.extend(set_aside.into_iter().flat_map(|l| l.words));
-            (None, words)
-        }
-    }
+    (rows, set_aside)
 }
 
 /// A long run of text in the first or last row, in columns whose other runs are short, is the end or
@@ -342,8 +342,10 @@ fn loose_runs(rows: Vec<Row>) -> Vec<Vec<Row>> {
             let height = last.bbox.height().max(row.bbox.height()).max(1.0);
             let gap = row.bbox.top - last.bbox.bottom;
             let table_like = run.iter().any(|r| r.lines.len() >= 2);
-            // A lone line set tight under a row is a cell's second line.
-            let continues_cell = row.lines.len() == 1 && gap <= TIGHT_GAP * height;
+            // A lone line set tight under a row of cells is a cell's second line (but a paragraph's
+            // lines, each tight under the last, are not).
+            let continues_cell =
+                row.lines.len() == 1 && last.lines.len() >= 2 && gap <= TIGHT_GAP * height;
             table_like && gap <= MAX_ROW_GAP * height && (row.lines.len() >= 2 || continues_cell)
         });
         match runs.last_mut() {
