@@ -327,7 +327,12 @@ mod tests {
         let mut words = line("the first line of the paragraph runs on", 72.0, 100.0, 10.0);
         words.extend(line("middle", 72.0, 112.0, 10.0));
         words.extend(line("stretched", 125.0, 112.0, 10.0));
-        words.extend(line("the last line of the paragraph runs on too", 72.0, 124.0, 10.0));
+        words.extend(line(
+            "the last line of the paragraph runs on too",
+            72.0,
+            124.0,
+            10.0,
+        ));
         assert_eq!(group_into_lines(&words).len(), 3);
         // The same gap, but in every line: two columns.
         let mut columns = Vec::new();

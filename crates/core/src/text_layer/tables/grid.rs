@@ -30,6 +30,8 @@ pub struct Grid {
     pub bbox: Rect,
     pub rows: usize,
     pub cols: usize,
+    /// Where the columns start and end: `cols + 1` positions, left to right.
+    pub xs: Vec<f32>,
     pub areas: Vec<Area>,
 }
 
@@ -122,6 +124,7 @@ fn grid_of(rules: &[Rule]) -> Option<Grid> {
         },
         rows: ys.len() - 1,
         cols: xs.len() - 1,
+        xs,
         areas,
     };
     grid.drop_unused_lines();
@@ -142,6 +145,7 @@ impl Grid {
                     }
                 }
                 self.cols -= 1;
+                self.xs.remove(col);
             }
         }
         for row in (1..self.rows).rev() {

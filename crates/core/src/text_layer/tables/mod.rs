@@ -78,6 +78,7 @@ fn fill_grid(grid: &Grid, words: &[Word]) -> Option<Table> {
             (area.clone(), inside.collect())
         })
         .collect();
+    let cells = split_unruled_spans(grid, cells);
     let filled: Vec<&(Area, Vec<Word>)> = cells.iter().filter(|(_, w)| !w.is_empty()).collect();
     let word_count: usize = filled.iter().map(|(_, w)| w.len()).sum();
     let rows_with_text = distinct(filled.iter().map(|(a, _)| a.row));
@@ -167,6 +168,73 @@ impl Table {
     }
 }
 
+/// A cell spanning columns whose lines fall into separate groups of them is a row of cells with no rules
+/// drawn between them (a table shaded in bands, its white rows unruled): it is split, each group of lines
+/// a cell over the columns it reaches. A header over its columns is one group, and stays whole.
+fn split_unruled_spans(grid: &Grid, cells: Vec<(Area, Vec<Word>)>) -> Vec<(Area, Vec<Word>)> {
+    let mut out = Vec::with_capacity(cells.len());
+    for (area, words) in cells {
+        let groups = column_groups(grid, &area, &words);
+        if area.col_span == 1 || groups.len() < 2 {
+            out.push((area, words));
+            continue;
+        }
+        let mut col = area.col;
+        for (first, last, words) in groups {
+            // Columns no line reaches stay as empty cells of their own.
+            for empty in col..first {
+                out.push((sub_area(grid, &area, empty, empty), Vec::new()));
+            }
+            out.push((sub_area(grid, &area, first, last), words));
+            col = last + 1;
+        }
+        for empty in col..area.col + area.col_span {
+            out.push((sub_area(grid, &area, empty, empty), Vec::new()));
+        }
+    }
+    out
+}
+
+/// The area's lines grouped by the columns they reach, groups that share a column joined: (first column,
+/// last column, words), left to right.
+fn column_groups(grid: &Grid, area: &Area, words: &[Word]) -> Vec<(usize, usize, Vec<Word>)> {
+    let mut groups: Vec<(usize, usize, Vec<Word>)> = Vec::new();
+    for line in group_into_lines(words) {
+        let reached: Vec<usize> = (area.col..area.col + area.col_span)
+            .filter(|&c| line.bbox.right.min(grid.xs[c + 1]) - line.bbox.left.max(grid.xs[c]) > 1.0)
+            .collect();
+        let (Some(&first), Some(&last)) = (reached.first(), reached.last()) else {
+            continue;
+        };
+        groups.push((first, last, line.words));
+    }
+    groups.sort_by_key(|g| g.0);
+    let mut joined: Vec<(usize, usize, Vec<Word>)> = Vec::new();
+    for (first, last, words) in groups {
+        match joined.last_mut() {
+            Some(group) if first <= group.1 => {
+                group.1 = group.1.max(last);
+                group.2.extend(words);
+            }
+            _ => joined.push((first, last, words)),
+        }
+    }
+    joined
+}
+
+fn sub_area(grid: &Grid, area: &Area, first: usize, last: usize) -> Area {
+    Area {
+        col: first,
+        col_span: last + 1 - first,
+        bbox: Rect {
+            left: grid.xs[first],
+            right: grid.xs[last + 1],
+            ..area.bbox
+        },
+        ..area.clone()
+    }
+}
+
 fn distinct(values: impl Iterator<Item = usize>) -> usize {
     let mut seen: Vec<usize> = values.collect();
     seen.sort_unstable();
@@ -185,4 +253,76 @@ pub(crate) fn cell_text(words: &[Word]) -> String {
     });
     let texts: Vec<String> = lines.iter().map(Line::text).collect();
     texts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_words::line;
+    use super::*;
+
+    const PAGE: PageSize = PageSize {
+        width_pt: 612.0,
+        height_pt: 792.0,
+    };
+
+    fn rule(horizontal: bool, at: f32, from: f32, to: f32) -> Rule {
+        Rule {
+            horizontal,
+            at,
+            from,
+            to,
+        }
+    }
+
+    fn row_texts(table: &Table, row: usize) -> Vec<(usize, usize, String)> {
+        table
+            .cells
+            .iter()
+            .filter(|c| c.row == row && !c.text.is_empty())
+            .map(|c| (c.col, c.col_span, c.text.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_band_shaded_row_between_unruled_ones_keeps_its_cells_and_a_header_its_span() {
+        // A framed table of three columns; only the shaded middle row has its cells' edges drawn. The top
+        // row is a header over the last two columns, the bottom row three values with no rules between.
+        let mut rules = vec![
+            rule(true, 100.0, 50.0, 350.0),
+            rule(true, 120.0, 50.0, 350.0),
+            rule(true, 140.0, 50.0, 350.0),
+            rule(true, 160.0, 50.0, 350.0),
+        ];
+        // The frame's sides run the whole height; the shaded row's cell edges only its own.
+        rules.push(rule(false, 50.0, 100.0, 160.0));
+        rules.push(rule(false, 350.0, 100.0, 160.0));
+        for x in [150.0, 250.0] {
+            rules.push(rule(false, x, 120.0, 140.0));
+        }
+        let mut words = line("Region", 60.0, 104.0, 9.0);
+        words.extend(line("Outlay", 225.0, 104.0, 9.0));
+        for (y, texts) in [
+            (124.0, ["Goa", "1,200", "3,400"]),
+            (144.0, ["Assam", "2,241", "107"]),
+        ] {
+            for (x, text) in [60.0, 160.0, 260.0].into_iter().zip(texts) {
+                words.extend(line(text, x, y, 9.0));
+            }
+        }
+        let (tables, rest) = find_tables(&words, &rules, PAGE);
+        assert!(rest.is_empty(), "{rest:?}");
+        let table = &tables[0];
+        assert_eq!(
+            row_texts(table, 2),
+            [
+                (0, 1, "Assam".to_owned()),
+                (1, 1, "2,241".to_owned()),
+                (2, 1, "107".to_owned())
+            ]
+        );
+        assert!(
+            row_texts(table, 0).contains(&(1, 2, "Outlay".to_owned())),
+            "{table:?}"
+        );
+    }
 }
