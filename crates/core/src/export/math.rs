@@ -124,7 +124,7 @@ impl ProtectedMath {
 }
 
 /// Text made safe to place in HTML content or a quoted attribute.
-pub(super) fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -42,6 +42,7 @@ pub use formats::{ExportChoice, ExportFormat};
 pub use html::{markdown_to_safe_html, write_html};
 pub use json::{write_json, JSON_FORMAT, JSON_VERSION};
 pub use markdown_file::{document_markdown, write_markdown, PAGE_SPLIT};
+pub(crate) use math::escape_html;
 pub use tables::{document_tables, page_tables, Cell, Table};
 pub use tables_csv::write_csv;
 pub use xlsx::write_xlsx;

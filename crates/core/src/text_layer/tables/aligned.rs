@@ -4,31 +4,19 @@
 
 use deepread_pdf::{Rect, Rule, Word};
 
-use super::super::lines::{
-    group_into_lines_between, is_bullet, reads_right_to_left, vertical_overlap, Line,
-};
+use super::super::lines::{group_into_lines_between, is_bullet, reads_right_to_left, Line};
+use super::columns::{columns_of, drop_lone_columns, row_cells, within_column};
+use super::rows::{join_wrapped_rows, loose_runs, rows_between_rules, rows_of, Row};
 use super::{cell_text, Cell, Table};
 
 /// Rows of a table without rules: at least this many in a run.
 const MIN_LOOSE_ROWS: usize = 3;
-/// A run of rows breaks at a blank this many line heights tall.
-const MAX_ROW_GAP: f32 = 1.5;
 /// Runs of text in a table are short: most have at most this many words (body text in two columns has
 /// many more).
 const SHORT_RUN_WORDS: usize = 4;
 const SHORT_RUN_SHARE: f32 = 0.75;
-/// A gap between columns is free of text in all but this share of the rows (a wide cell may cross it).
-const GAP_CROSSING_SHARE: f32 = 0.15;
 /// Rules of one table share their ends to within this (points).
 const SAME_EXTENT_PT: f32 = 4.0;
-/// A band between two rules with more lines of text than this is a block of rows, not one row.
-const MAX_LINES_PER_RULED_ROW: usize = 3;
-/// A run of text is in every column whose zone holds this share of its width.
-const ZONE_SHARE: f32 = 0.2;
-/// A line this close under a row (in line heights) may be a cell's second line.
-const TIGHT_GAP: f32 = 0.35;
-/// A row this much closer to the one above than the table's usual pitch continues its cells.
-const WRAPPED_PITCH: f32 = 0.7;
 /// How much of a row must have text in two or more columns, for a run of rows to be a table.
 const MULTI_CELL_SHARE: f32 = 0.6;
 
@@ -143,10 +131,6 @@ fn stray_edge_lines(rows: &mut Vec<Row>) -> Vec<Line> {
     stray
 }
 
-fn within_column(line: &Line, (left, right): (f32, f32)) -> bool {
-    line.bbox.left >= left - 1.0 && line.bbox.right <= right + 1.0
-}
-
 /// Most of the column's runs are long: prose, not cells.
 fn column_is_prose(rows: &[Row], column: (f32, f32)) -> bool {
     let lines: Vec<&Line> = rows
@@ -196,107 +180,6 @@ fn starts_list_item(text: &str) -> bool {
     is_bullet(first) || (enumerator && text.len() > first.len())
 }
 
-/// A band of lines side by side: one row of a table, if it is in one.
-#[derive(Debug, Clone)]
-struct Row {
-    lines: Vec<Line>,
-    bbox: Rect,
-}
-
-impl Row {
-    fn of(lines: Vec<Line>) -> Row {
-        let bbox = lines
-            .iter()
-            .map(|l| l.bbox)
-            .reduce(|a, b| a.union(&b))
-            .unwrap_or(Rect {
-                left: 0.0,
-                top: 0.0,
-                right: 0.0,
-                bottom: 0.0,
-            });
-        Row { lines, bbox }
-    }
-}
-
-/// Where rules are drawn between the rows (at least three ruled bands, none holding more than
-/// `MAX_LINES_PER_RULED_ROW` lines of text), each band is one row, however many lines its cells take.
-/// Otherwise (a booktabs table's rules set off only the header) None.
-fn rows_between_rules(rows: &[Row], separators: &[f32]) -> Option<Vec<Row>> {
-    let bands: Vec<Vec<&Row>> = separators
-        .windows(2)
-        .map(|w| {
-            rows.iter()
-                .filter(|r| {
-                    let middle = (r.bbox.top + r.bbox.bottom) / 2.0;
-                    middle > w[0] && middle < w[1]
-                })
-                .collect::<Vec<_>>()
-        })
-        .filter(|band| !band.is_empty())
-        .collect();
-    if bands.len() < 3 || bands.iter().any(|b| b.len() > MAX_LINES_PER_RULED_ROW) {
-        return None;
-    }
-    let joined = bands
-        .into_iter()
-        .map(|band| Row::of(band.into_iter().flat_map(|r| r.lines.clone()).collect()))
-        .collect();
-    Some(joined)
-}
-
-/// Rows set much closer than the table's usual pitch are a cell's second line, not a row of their own
-/// ("State funded" over "legal aid").
-fn join_wrapped_rows(rows: &[Row]) -> Vec<Row> {
-    let mut pitches: Vec<f32> = rows
-        .windows(2)
-        .map(|w| w[1].bbox.top - w[0].bbox.top)
-        .collect();
-    pitches.sort_by(f32::total_cmp);
-    let Some(&pitch) = pitches.get(pitches.len() / 2) else {
-        return rows.to_vec();
-    };
-    let mut joined: Vec<Row> = Vec::new();
-    for row in rows {
-        match joined.last_mut() {
-            Some(last) if row.bbox.top - last.lines[0].bbox.top < WRAPPED_PITCH * pitch => {
-                let mut lines = std::mem::take(&mut last.lines);
-                lines.extend(row.lines.iter().cloned());
-                *last = Row::of(lines);
-            }
-            _ => joined.push(row.clone()),
-        }
-    }
-    joined
-}
-
-fn rows_of(mut lines: Vec<Line>) -> Vec<Row> {
-    lines.sort_by(|a, b| a.bbox.top.total_cmp(&b.bbox.top));
-    let mut rows: Vec<Row> = Vec::new();
-    for line in lines {
-        match rows
-            .iter_mut()
-            .rev()
-            .take(3)
-            .find(|row| vertical_overlap(&row.lines[0].bbox, &line.bbox) >= 0.5)
-        {
-            Some(row) => {
-                row.bbox = row.bbox.union(&line.bbox);
-                row.lines.push(line);
-            }
-            None => rows.push(Row {
-                bbox: line.bbox,
-                lines: vec![line],
-            }),
-        }
-    }
-    for row in &mut rows {
-        row.lines
-            .sort_by(|a, b| a.bbox.left.total_cmp(&b.bbox.left));
-    }
-    rows
-}
-
 fn line_within(line: &Line, region: &Rect) -> bool {
     let middle = (line.bbox.top + line.bbox.bottom) / 2.0;
     middle > region.top
@@ -331,29 +214,6 @@ fn between(top: &Rule, bottom: &Rule) -> Rect {
         right: top.to,
         bottom: bottom.at,
     }
-}
-
-/// Consecutive rows of two or more runs of text, not far apart.
-fn loose_runs(rows: Vec<Row>) -> Vec<Vec<Row>> {
-    let mut runs: Vec<Vec<Row>> = Vec::new();
-    for row in rows {
-        let joins = runs.last().is_some_and(|run| {
-            let last = &run[run.len() - 1];
-            let height = last.bbox.height().max(row.bbox.height()).max(1.0);
-            let gap = row.bbox.top - last.bbox.bottom;
-            let table_like = run.iter().any(|r| r.lines.len() >= 2);
-            // A lone line set tight under a row of cells is a cell's second line (but a paragraph's
-            // lines, each tight under the last, are not).
-            let continues_cell =
-                row.lines.len() == 1 && last.lines.len() >= 2 && gap <= TIGHT_GAP * height;
-            table_like && gap <= MAX_ROW_GAP * height && (row.lines.len() >= 2 || continues_cell)
-        });
-        match runs.last_mut() {
-            Some(run) if joins => run.push(row),
-            _ => runs.push(vec![row]),
-        }
-    }
-    runs
 }
 
 /// The rows as a table, if their runs of text fall into two or more columns and they look like a table's
@@ -417,117 +277,6 @@ fn table_of(rows: &[Row], evidence: &Evidence, separators: &[f32]) -> Option<Tab
     }
     let bbox = rows.iter().map(|r| r.bbox).reduce(|a, b| a.union(&b))?;
     Some(Table::new(bbox, rows.len(), cols, cells))
-}
-
-/// Column extents (left, right), from the gaps that the rows' runs of text leave free down the table.
-fn columns_of(rows: &[Row]) -> Vec<(f32, f32)> {
-    let left = rows.iter().map(|r| r.bbox.left).fold(f32::MAX, f32::min);
-    let right = rows.iter().map(|r| r.bbox.right).fold(f32::MIN, f32::max);
-    let width = (right - left).ceil().max(1.0) as usize;
-    // For each point across the table, how many rows have text there.
-    let mut crossing = vec![0usize; width + 1];
-    for row in rows {
-        for line in &row.lines {
-            let from = (line.bbox.left - left).floor().max(0.0) as usize;
-            let to = ((line.bbox.right - left).ceil() as usize).min(width);
-            for count in &mut crossing[from..=to] {
-                *count += 1;
-            }
-        }
-    }
-    let allowed = (GAP_CROSSING_SHARE * rows.len() as f32).floor() as usize;
-    let mut columns: Vec<(f32, f32)> = Vec::new();
-    let mut start: Option<usize> = None;
-    for (x, &count) in crossing.iter().enumerate() {
-        match (count > allowed, start) {
-            (true, None) => start = Some(x),
-            (false, Some(s)) => {
-                columns.push((left + s as f32, left + x as f32));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        columns.push((left + s as f32, right));
-    }
-    columns
-}
-
-/// Columns that only one row has text in, in a table of three rows or more: a header set over the gap
-/// between the two columns it spans, not a column of its own.
-fn drop_lone_columns(rows: &[Row], columns: Vec<(f32, f32)>) -> Vec<(f32, f32)> {
-    if rows.len() < 3 {
-        return columns;
-    }
-    columns
-        .into_iter()
-        .filter(|&(left, right)| {
-            let used = rows.iter().filter(|r| {
-                r.lines
-                    .iter()
-                    .any(|l| l.bbox.right > left && l.bbox.left < right)
-            });
-            used.count() >= 2
-        })
-        .collect()
-}
-
-/// A row's runs of text put in the columns whose zone they reach into (each column's zone runs to the
-/// middle of the gaps beside it): (first column, columns spanned, words).
-fn row_cells(row: &Row, columns: &[(f32, f32)]) -> Vec<(usize, usize, Vec<Word>)> {
-    let zone = |i: usize| {
-        let left = if i == 0 {
-            f32::MIN
-        } else {
-            (columns[i - 1].1 + columns[i].0) / 2.0
-        };
-        let right = match columns.get(i + 1) {
-            Some(next) => (columns[i].1 + next.0) / 2.0,
-            None => f32::MAX,
-        };
-        (left, right)
-    };
-    let mut cells: Vec<(usize, usize, Vec<Word>)> = Vec::new();
-    for line in &row.lines {
-        let width = line.bbox.width().max(1.0);
-        let overlapped: Vec<usize> = (0..columns.len())
-            .filter(|&i| {
-                let (l, r) = zone(i);
-                line.bbox.right.min(r) - line.bbox.left.max(l) >= ZONE_SHARE * width
-            })
-            .collect();
-        let (first, last) = match (overlapped.first(), overlapped.last()) {
-            (Some(&f), Some(&l)) => (f, l),
-            _ => (nearest_column(line, columns), nearest_column(line, columns)),
-        };
-        match cells
-            .iter_mut()
-            .find(|(c, span, _)| first < *c + *span && *c <= last)
-        {
-            Some((c, span, words)) => {
-                let end = (*c + *span - 1).max(last);
-                *c = (*c).min(first);
-                *span = end + 1 - *c;
-                words.extend(line.words.iter().cloned());
-            }
-            None => cells.push((first, last + 1 - first, line.words.clone())),
-        }
-    }
-    cells.sort_by_key(|(c, _, _)| *c);
-    cells
-}
-
-fn nearest_column(line: &Line, columns: &[(f32, f32)]) -> usize {
-    let middle = (line.bbox.left + line.bbox.right) / 2.0;
-    columns
-        .iter()
-        .enumerate()
-        .min_by(|a, b| {
-            let d = |(l, r): &(f32, f32)| ((l + r) / 2.0 - middle).abs();
-            d(a.1).total_cmp(&d(b.1))
-        })
-        .map_or(0, |(i, _)| i)
 }
 
 #[cfg(test)]

@@ -135,32 +135,41 @@ impl Grid {
     /// Grid lines that no cell starts at separate nothing: short strokes inside cells (a barcode's bars,
     /// a tick box) put them there. Cells spanning them span one line fewer.
     fn drop_unused_lines(&mut self) {
-        for col in (1..self.cols).rev() {
-            if !self.areas.iter().any(|a| a.col == col) {
-                for area in &mut self.areas {
-                    if area.col > col {
-                        area.col -= 1;
-                    } else if area.col + area.col_span > col {
-                        area.col_span -= 1;
-                    }
-                }
-                self.cols -= 1;
-                self.xs.remove(col);
-            }
+        for col in drop_unused(&mut self.areas, &mut self.cols, |a| {
+            (&mut a.col, &mut a.col_span)
+        }) {
+            self.xs.remove(col);
         }
-        for row in (1..self.rows).rev() {
-            if !self.areas.iter().any(|a| a.row == row) {
-                for area in &mut self.areas {
-                    if area.row > row {
-                        area.row -= 1;
-                    } else if area.row + area.row_span > row {
-                        area.row_span -= 1;
-                    }
-                }
-                self.rows -= 1;
-            }
-        }
+        drop_unused(&mut self.areas, &mut self.rows, |a| {
+            (&mut a.row, &mut a.row_span)
+        });
     }
+}
+
+/// Along one axis (`axis` gives an area's start and span on it): drops the lines no area starts at, and
+/// answers which, last first.
+fn drop_unused(
+    areas: &mut [Area],
+    count: &mut usize,
+    axis: fn(&mut Area) -> (&mut usize, &mut usize),
+) -> Vec<usize> {
+    let mut dropped = Vec::new();
+    for line in (1..*count).rev() {
+        if areas.iter_mut().any(|a| *axis(a).0 == line) {
+            continue;
+        }
+        for area in areas.iter_mut() {
+            let (start, span) = axis(area);
+            if *start > line {
+                *start -= 1;
+            } else if *start + *span > line {
+                *span -= 1;
+            }
+        }
+        *count -= 1;
+        dropped.push(line);
+    }
+    dropped
 }
 
 /// Sorted distinct positions of the grid's lines, between and including its two outer edges.

@@ -3,8 +3,10 @@
 //! paragraph of their own.
 
 mod aligned;
+mod columns;
 mod grid;
 mod render;
+mod rows;
 
 use deepread_pdf::{PageSize, Rect, Rule, Word};
 

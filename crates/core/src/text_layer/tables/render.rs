@@ -2,6 +2,7 @@
 //! column, an HTML table when a cell spans (Markdown cannot say that).
 
 use super::{Cell, Table};
+use crate::export::escape_html;
 
 pub fn table_markup(table: &Table) -> String {
     if table
@@ -62,12 +63,6 @@ fn html_cell(cell: &Cell) -> String {
         attributes.push_str(&format!(" colspan=\"{}\"", cell.col_span));
     }
     format!("<td{attributes}>{}</td>", escape_html(&cell.text))
-}
-
-fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
