@@ -44,6 +44,8 @@ const MIN_LENGTH_PT: f32 = 4.0;
 /// Collinear pieces this close (across and along) are one rule.
 const JOIN_ACROSS_PT: f32 = 1.5;
 const JOIN_ALONG_PT: f32 = 2.5;
+/// More rules than this on one page are a drawing's strokes.
+const MAX_RULES: usize = 2000;
 /// Form XObjects nest; deeper than this is a malformed or hostile file.
 const MAX_FORM_DEPTH: usize = 8;
 
@@ -52,7 +54,14 @@ pub(crate) fn read_rules(page: &PdfPage, transform: &DisplayTransform) -> Vec<Ru
     for object in page.objects().iter() {
         collect(&object, PdfMatrix::IDENTITY, 0, transform, &mut pieces);
     }
-    join_collinear(pieces)
+    let mut rules = join_collinear(pieces);
+    if rules.len() > MAX_RULES {
+        // A drawing (a map, a chart of thousands of strokes), not a form: its longest lines are what
+        // could frame a table, and the layout stays quick.
+        rules.sort_by(|a, b| b.len().total_cmp(&a.len()));
+        rules.truncate(MAX_RULES);
+    }
+    rules
 }
 
 fn collect(

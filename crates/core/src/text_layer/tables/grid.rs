@@ -73,28 +73,27 @@ fn connected(rules: &[Rule]) -> Vec<Vec<Rule>> {
         }
         i
     }
-    for (i, a) in rules.iter().enumerate() {
-        for (j, b) in rules.iter().enumerate().skip(i + 1) {
-            let meet = match (a.horizontal, b.horizontal) {
-                (true, false) => crosses(a, b),
-                (false, true) => crosses(b, a),
-                _ => false,
-            };
-            if meet {
-                let (ri, rj) = (root(&mut parent, i), root(&mut parent, j));
-                parent[ri] = rj;
+    // Horizontal rules by their y: each vertical rule looks only at those level with it, so a drawing of
+    // thousands of strokes costs no more than its crossings.
+    let mut across: Vec<usize> = (0..rules.len()).filter(|&i| rules[i].horizontal).collect();
+    across.sort_by(|&a, &b| rules[a].at.total_cmp(&rules[b].at));
+    for (v, down) in rules.iter().enumerate().filter(|(_, r)| !r.horizontal) {
+        let first = across.partition_point(|&h| rules[h].at < down.from - TOUCH_PT);
+        for &h in across[first..]
+            .iter()
+            .take_while(|&&h| rules[h].at <= down.to + TOUCH_PT)
+        {
+            if crosses(&rules[h], down) {
+                let (rv, rh) = (root(&mut parent, v), root(&mut parent, h));
+                parent[rv] = rh;
             }
         }
     }
-    let mut groups: Vec<(usize, Vec<Rule>)> = Vec::new();
+    let mut groups: std::collections::BTreeMap<usize, Vec<Rule>> = Default::default();
     for (i, rule) in rules.iter().enumerate() {
-        let r = root(&mut parent, i);
-        match groups.iter_mut().find(|(key, _)| *key == r) {
-            Some((_, group)) => group.push(*rule),
-            None => groups.push((r, vec![*rule])),
-        }
+        groups.entry(root(&mut parent, i)).or_default().push(*rule);
     }
-    groups.into_iter().map(|(_, group)| group).collect()
+    groups.into_values().collect()
 }
 
 fn grid_of(rules: &[Rule]) -> Option<Grid> {
