@@ -5,6 +5,7 @@
 mod common;
 
 use common::fixtures_dir;
+use deepread_core::export::page_tables;
 use deepread_core::text_layer::read_page;
 use deepread_pdf::Document;
 
@@ -37,7 +38,8 @@ fn ground_truth_tables(relative: &str) -> Vec<Grid> {
         .collect()
 }
 
-/// The tables of the page as the text layer writes them (Markdown or HTML), as grids.
+/// The tables of the page as the text layer writes them (Markdown or HTML), read back by the exports'
+/// table reader (spans laid out as HTML lays them), as grids.
 fn our_tables(relative: &str) -> (Vec<Grid>, String) {
     let path = fixtures_dir().join("pdfs").join(relative);
     let document = Document::open(&path, None).unwrap();
@@ -48,67 +50,21 @@ fn our_tables(relative: &str) -> (Vec<Grid>, String) {
     let tables = page
         .split("<|ref|>")
         .filter_map(|block| block.strip_prefix("table<|/ref|>"))
-        .map(|block| {
-            let markup = block.split_once("<|/det|>\n").unwrap().1.trim();
-            if markup.starts_with("<table>") {
-                html_grid(markup)
-            } else {
-                markdown_grid(markup)
-            }
+        .flat_map(|block| page_tables(0, block.split_once("<|/det|>\n").unwrap().1))
+        .map(|table| {
+            table
+                .grid()
+                .iter()
+                .map(|row| {
+                    let texts = row
+                        .iter()
+                        .map(|place| place.map(|(cell, _)| cell.text.clone()));
+                    texts.map(Option::unwrap_or_default).collect()
+                })
+                .collect()
         })
         .collect();
     (tables, page)
-}
-
-fn markdown_grid(markup: &str) -> Grid {
-    markup
-        .lines()
-        .filter(|line| !line.starts_with("| ---"))
-        .map(|line| {
-            let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
-            inner
-                .split(" | ")
-                .map(|c| c.trim().replace("\\|", "|"))
-                .collect()
-        })
-        .collect()
-}
-
-/// `<td rowspan colspan>` cells laid on a grid, each repeated over the places it spans.
-fn html_grid(markup: &str) -> Grid {
-    let mut grid: Vec<Vec<Option<String>>> = Vec::new();
-    for (r, row) in markup.split("<tr>").skip(1).enumerate() {
-        let mut c = 0;
-        for cell in row.split("<td").skip(1) {
-            let (attributes, rest) = cell.split_once('>').unwrap();
-            let text = rest.split("</td>").next().unwrap().replace("&amp;", "&");
-            let span = |name: &str| -> usize {
-                attributes
-                    .split(&format!("{name}=\""))
-                    .nth(1)
-                    .map_or(1, |v| v.split('"').next().unwrap().parse().unwrap())
-            };
-            let (rows, cols) = (span("rowspan"), span("colspan"));
-            if grid.len() < r + rows {
-                grid.resize(r + rows, Vec::new());
-            }
-            while grid[r].get(c).is_some_and(Option::is_some) {
-                c += 1;
-            }
-            for row in &mut grid[r..r + rows] {
-                if row.len() < c + cols {
-                    row.resize(c + cols, None);
-                }
-                for place in &mut row[c..c + cols] {
-                    *place = Some(text.clone());
-                }
-            }
-            c += cols;
-        }
-    }
-    grid.into_iter()
-        .map(|row| row.into_iter().map(Option::unwrap_or_default).collect())
-        .collect()
 }
 
 /// A row as a reader compares it: its non-empty cells in order, one for each run of a spanning cell,
