@@ -18,34 +18,16 @@ const BOX_JOIN_PT: f32 = 2.0;
 /// Largest gap between a list bullet and its text, in ems.
 const MAX_BULLET_GAP_EM: f32 = 4.0;
 
+/// The glyphs that mark a list item, Wingdings' and Symbol's private-use bullets among them.
+const BULLETS: &[char] = &[
+    '•', '◦', '▪', '▫', '●', '○', '■', '□', '‣', '⁃', '∙', '·', '➢', '►', '▶', '✓', '\u{F0B7}',
+    '\u{F0A7}',
+];
+
 /// A word that is only a list bullet: •, ◦, ▪, ● and the like.
 pub fn is_bullet(text: &str) -> bool {
     let mut chars = text.chars();
-    matches!(
-        (chars.next(), chars.next()),
-        (
-            Some(
-                '•' | '◦'
-                    | '▪'
-                    | '▫'
-                    | '●'
-                    | '○'
-                    | '■'
-                    | '□'
-                    | '‣'
-                    | '⁃'
-                    | '∙'
-                    | '·'
-                    | '➢'
-                    | '►'
-                    | '▶'
-                    | '✓'
-                    | '\u{F0B7}'
-                    | '\u{F0A7}'
-            ),
-            None
-        )
-    )
+    matches!((chars.next(), chars.next()), (Some(c), None) if BULLETS.contains(&c))
 }
 
 #[derive(Debug, Clone)]
@@ -242,8 +224,8 @@ fn split_band(mut band: Vec<Word>, walls: &[&Rule]) -> Vec<Line> {
 
 /// Arabic, Persian and Hebrew text reads from the right: its lines keep their words in reading order,
 /// its tables their first column on the right.
-pub fn reads_right_to_left(words: &[Word]) -> bool {
-    let chars = words.iter().flat_map(|w| w.text.chars());
+pub fn reads_right_to_left<'w>(words: impl IntoIterator<Item = &'w Word>) -> bool {
+    let chars = words.into_iter().flat_map(|w| w.text.chars());
     let (rtl, ltr) = chars.fold((0, 0), |(rtl, ltr), c| match c {
         '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}' => {
             (rtl + 1, ltr)

@@ -241,13 +241,8 @@ fn table_of(rows: &[Row], evidence: &Evidence, separators: &[f32]) -> Option<Tab
     if rows.len() < evidence.min_rows.max(2) {
         return None;
     }
-    let right_to_left = reads_right_to_left(
-        &rows
-            .iter()
-            .flat_map(|r| &r.lines)
-            .flat_map(|l| l.words.clone())
-            .collect::<Vec<_>>(),
-    );
+    let right_to_left =
+        reads_right_to_left(rows.iter().flat_map(|r| &r.lines).flat_map(|l| &l.words));
     let cols = columns.len();
     let mut cells = Vec::new();
     let mut multi_cell_rows = 0;
