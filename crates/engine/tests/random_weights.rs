@@ -29,23 +29,25 @@ fn a_random_model_of_the_tiny_config_reads_a_page() {
     assert!(pages[0].tokens.iter().all(|&t| t < vocab));
 }
 
-/// (mean, standard deviation) of a tensor's values.
-fn moments(t: &Tensor) -> (f64, f64) {
+/// (mean, standard deviation, count) of a tensor's values.
+fn moments(t: &Tensor) -> (f64, f64, f64) {
     let v: Vec<f32> = t.flatten_all().unwrap().to_vec1().unwrap();
     let n = v.len() as f64;
     let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
     let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
-    (mean, var.sqrt())
+    (mean, var.sqrt(), n)
 }
 
+/// The values' mean and standard deviation within 5 standard errors of those asked for: the CPU draws are not
+/// seeded, and a fixed 5 % failed now and then on the smaller tensors.
 fn assert_moments(t: &Tensor, mean: f64, std: f64, what: &str) {
-    let (m, s) = moments(t);
+    let (m, s, n) = moments(t);
     assert!(
-        (m - mean).abs() < 0.05 * std.max(mean.abs()),
+        (m - mean).abs() < 5.0 * std / n.sqrt(),
         "{what}: mean {m}, expected {mean}"
     );
     assert!(
-        (s / std - 1.0).abs() < 0.05,
+        (s / std - 1.0).abs() < 5.0 / (2.0 * n).sqrt(),
         "{what}: std {s}, expected {std}"
     );
 }
