@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One job on the GPU machine, run from the checkout root with .gpu/ carried: unpacks the binaries, then runs the
 # steps named, in order. Each step's output lands in $OUT.
-#   test       the CUDA kernel tests (fused decode, flash attention, vision kernels)
+#   test       the CUDA kernel tests (fused decode, flash attention, vision kernels; TESTS="..." names fewer)
 #   weights    a seeded random-weight checkpoint of the real config in /tmp/w/model (kept while the machine is warm)
 #   parity     the full-size parity example against the transformers oracle (docs/parity.md)
 #   bench      deepread bench, 1, 8 and 16 pages of 128 tokens
@@ -17,7 +17,10 @@
 #              in this job or in another while the machine stayed warm)
 #   prepare    deepread bench --prepare on two real PDFs, on 4 of the host's cores and on 2 (taskset)
 #   ab         the captured mix's first 200 pages with .gpu/deepread_b.xz beside .gpu/deepread.xz (an A/B of a change)
-#   together   continuous batching against reading alone, 64 pages at full size (continuous_parity)
+#   together   continuous batching against reading alone, 64 pages at full size (continuous_parity), on the fused
+#              path and on the batch-invariant one
+#   steps      the decode step at 1, 16, 32 and 64 pages (random weights): .gpu/deepread.xz on the fused path and
+#              on the batch-invariant one, then .gpu/deepread_b.xz
 #   remote     32 pages read in process, then through `deepread serve` by `convert --engine remote`, 32 in flight:
 #              the Markdown compared, the reading times side by side (needs the weights step)
 #   remote1    the same for 8 pages read one at a time, where no page has another beside it in the batch
@@ -65,7 +68,7 @@ remote_step() {
 for step in "$@"; do
   echo "=== $step $(date +%T)"
   case $step in
-    test) for t in fused_decode flash_attention vision_kernels; do /tmp/$t --test-threads=1; done 2>&1 | tee "$OUT/test.txt" ;;
+    test) for t in ${TESTS:-fused_decode flash_attention vision_kernels}; do /tmp/$t --test-threads=1; done 2>&1 | tee "$OUT/test.txt" ;;
     weights) [ -d /tmp/w/model ] || python3 write_weights.py /tmp/w/model 2>&1 | tail -2 ;;
     parity) python3 full_size_parity.py /tmp/w 2>&1 | tail -5 | tee "$OUT/oracle.txt"
             /tmp/full_size_parity /tmp/w 2>&1 | tee "$OUT/parity.txt" ;;
@@ -89,7 +92,10 @@ for step in "$@"; do
           RUST_LOG=deepread_engine::scheduler=debug /tmp/$bin bench --document --mix captured --document-pages 200 \
             --grouped-pages 16 --slots 16 2>"/tmp/ab_$bin.log" | tee "$OUT/ab_$bin.txt"
           python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
-    together) /tmp/continuous_parity 64 2>&1 | tee "$OUT/continuous_parity.txt" ;;
+    together) for path in "" --batch-invariant; do /tmp/continuous_parity 64 $path; done 2>&1 |
+                tee "$OUT/continuous_parity.txt" ;;
+    steps) for run in "deepread" "deepread --batch-invariant" "deepread_b"; do echo "--- $run"; set -- $run
+             /tmp/$1 bench --pages 1,16,32,64 --tokens 128 "${@:2}" 2>&1; done | tee "$OUT/steps.txt" ;;
     remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;
     remote1) remote_step 8 1 2>&1 | tee "$OUT/remote1.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \

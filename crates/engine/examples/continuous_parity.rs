@@ -7,8 +7,10 @@
 //!
 //! ```text
 //! cargo build --release --features cuda -p deepread-engine --example continuous_parity
-//! continuous_parity [PAGES]
+//! continuous_parity [PAGES] [--batch-invariant]
 //! ```
+//!
+//! `--batch-invariant` decodes on the kernels that sum every output the same way whatever the batch size.
 //!
 //! Exits non-zero when fewer than 99 % of the pages are identical, or when a difference is not a near-tie.
 
@@ -18,7 +20,9 @@ use anyhow::{ensure, Context, Result};
 use candle_core::{DType, IndexOp};
 use deepread_engine::config::ModelConfig;
 use deepread_engine::synthetic;
-use deepread_engine::{Engine, Flow, GenerateEvent, GenerateOptions, Model, PageInput, Schedule};
+use deepread_engine::{
+    DecodePath, Engine, Flow, GenerateEvent, GenerateOptions, Model, PageInput, Schedule,
+};
 
 const MIN_IDENTICAL_SHARE: f64 = 0.99;
 /// Two logits this close, relative to the largest, are a tie in bf16 (8 bits of mantissa: 0.4 % a rounding).
@@ -27,9 +31,16 @@ const SEED: u64 = 2026;
 const CROPS: usize = 6;
 
 fn main() -> Result<()> {
-    let pages: usize = match std::env::args().nth(1) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let invariant = args.iter().any(|a| a == "--batch-invariant");
+    let pages: usize = match args.iter().find(|a| !a.starts_with("--")) {
         Some(n) => n.parse().context("PAGES is a number")?,
         None => 64,
+    };
+    let path = if invariant {
+        DecodePath::FusedBatchInvariant
+    } else {
+        DecodePath::Fused
     };
     let placement = deepread_engine::device::place();
     ensure!(
@@ -43,7 +54,8 @@ fn main() -> Result<()> {
         DType::BF16,
         SEED,
     )?;
-    let engine = Engine::new(model)?;
+    let engine = Engine::new(model)?.with_decode_path(path)?;
+    println!("{:?} decode path", engine.decode_path());
     let lengths = mixed_lengths(pages);
     let t = Instant::now();
     let mut alone = Vec::with_capacity(pages);

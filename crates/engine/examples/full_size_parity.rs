@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
 use candle_core::{DType, Device, Tensor};
-use deepread_engine::lm::FusedDecoder;
+use deepread_engine::lm::{FusedDecoder, Sums};
 use deepread_engine::model::{Model, PageImage};
 use serde_json::Value;
 
@@ -230,7 +230,7 @@ fn run_engine(
     let model = Model::load(model_dir, device, dtype)?;
     let decoder = if fused {
         Some(
-            FusedDecoder::new(model.text(), device, dtype)?
+            FusedDecoder::new(model.text(), device, dtype, Sums::Fastest)?
                 .context("no fused decoder for this device and dtype")?,
         )
     } else {

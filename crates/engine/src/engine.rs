@@ -8,7 +8,7 @@ use candle_core::{DType, Device};
 
 use crate::error::{EngineError, Result};
 use crate::generate::GenerateOptions;
-use crate::lm::FusedDecoder;
+use crate::lm::{FusedDecoder, Sums};
 use crate::model::{Model, PageImage};
 use crate::scheduler::Schedule;
 
@@ -80,13 +80,27 @@ pub struct PageOutput {
     pub stats: PageStats,
 }
 
-/// How decode steps run. Both produce the same tokens up to the order of f32 sums.
+/// How decode steps run. All produce the same tokens up to the order of f32 sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodePath {
     /// The fused GPU kernels where the device has them (CUDA, f32 or bf16), else the reference path.
     Fused,
+    /// The fused kernels, each output summed in the same order whatever the batch size: a page's tokens do
+    /// not depend on the pages beside it, at a cost in speed past a few pages (docs/benchmarks.md).
+    FusedBatchInvariant,
     /// Stock candle ops, one at a time, as the reference implementation computes: the baseline for checks.
     Reference,
+}
+
+impl DecodePath {
+    /// How the path's fused step sums; None for the reference path.
+    fn sums(self) -> Option<Sums> {
+        match self {
+            DecodePath::Fused => Some(Sums::Fastest),
+            DecodePath::FusedBatchInvariant => Some(Sums::BatchInvariant),
+            DecodePath::Reference => None,
+        }
+    }
 }
 
 /// A loaded model ready to read pages.
@@ -99,7 +113,8 @@ pub struct Engine {
 impl Engine {
     /// An engine on the fused decode path where the model's device supports it.
     pub fn new(model: Model) -> Result<Self> {
-        let fused = FusedDecoder::new(model.text(), model.device(), model.dtype())?.map(Arc::new);
+        let fused = FusedDecoder::new(model.text(), model.device(), model.dtype(), Sums::Fastest)?
+            .map(Arc::new);
         Ok(Self { model, fused })
     }
 
@@ -108,25 +123,26 @@ impl Engine {
         Self::new(Model::load(dir, device, dtype)?)
     }
 
-    /// The same engine on `path` (a fused decoder already built is kept, not built again).
+    /// The same engine on `path` (a fused decoder already built that sums as asked is kept, not built again).
     pub fn with_decode_path(mut self, path: DecodePath) -> Result<Self> {
-        self.fused = match path {
-            DecodePath::Reference => None,
-            DecodePath::Fused if self.fused.is_some() => self.fused,
-            DecodePath::Fused => {
-                FusedDecoder::new(self.model.text(), self.model.device(), self.model.dtype())?
-                    .map(Arc::new)
-            }
+        let Some(sums) = path.sums() else {
+            self.fused = None;
+            return Ok(self);
         };
+        if self.fused.as_ref().is_none_or(|f| f.sums() != sums) {
+            let (text, device, dtype) =
+                (self.model.text(), self.model.device(), self.model.dtype());
+            self.fused = FusedDecoder::new(text, device, dtype, sums)?.map(Arc::new);
+        }
         Ok(self)
     }
 
     /// The path decode steps take.
     pub fn decode_path(&self) -> DecodePath {
-        if self.fused.is_some() {
-            DecodePath::Fused
-        } else {
-            DecodePath::Reference
+        match self.fused.as_ref().map(|f| f.sums()) {
+            Some(Sums::Fastest) => DecodePath::Fused,
+            Some(Sums::BatchInvariant) => DecodePath::FusedBatchInvariant,
+            None => DecodePath::Reference,
         }
     }
 

@@ -14,39 +14,14 @@ use deepread_engine::scheduler::{page_cache_bytes, Admission, Schedule, Schedule
 
 #[path = "support/tiny_oracle.rs"]
 mod tiny_oracle;
-use tiny_oracle::{fixtures, page_image, page_input};
+use tiny_oracle::{fixtures, page_input};
+#[path = "support/many_pages.rs"]
+mod many_pages;
+use many_pages::pages;
 
 fn engine(dtype: DType) -> Engine {
     let model = Model::load(&fixtures().join("tiny_native"), &Device::Cpu, dtype).unwrap();
     Engine::new(model).unwrap()
-}
-
-/// The oracle's two pages, then pages of other images and tile counts with the same prompt text.
-fn pages(engine: &Engine, count: usize) -> Vec<PageInput> {
-    let config = engine.model().config();
-    let template = page_input(0).prompt_ids;
-    let image_token = config.image_token_id;
-    let text: Vec<u32> = template
-        .iter()
-        .skip(1)
-        .copied()
-        .filter(|&id| id != image_token)
-        .collect();
-    (0..count)
-        .map(|i| match i {
-            0 | 1 => page_input(i),
-            _ => {
-                let image = page_image(i % 4, 100 + 7 * i as u32);
-                let mut prompt_ids = vec![template[0]];
-                prompt_ids.resize(1 + image.image_tokens(config), image_token);
-                prompt_ids.extend(&text);
-                PageInput {
-                    prompt_ids,
-                    image: Some(image),
-                }
-            }
-        })
-        .collect()
 }
 
 fn options(max_new_tokens: usize, eos: Option<u32>) -> GenerateOptions {

@@ -148,7 +148,10 @@ fn runs_vertically(degrees: f32) -> bool {
 
 #[cfg(test)]
 pub(crate) fn group_words(pieces: &[Piece]) -> Vec<Word> {
-    group_indexed_words(pieces).into_iter().map(|(word, _)| word).collect()
+    group_indexed_words(pieces)
+        .into_iter()
+        .map(|(word, _)| word)
+        .collect()
 }
 
 /// Words, each with the index of its first glyph.

@@ -41,8 +41,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 6)]
     crops: usize,
     /// Decode on stock candle ops, one at a time (the unoptimised path), instead of the fused kernels.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "batch_invariant")]
     reference_path: bool,
+    /// Decode on the fused kernels that sum every output the same way whatever the batch size, so that a
+    /// page's tokens do not depend on the pages beside it.
+    #[arg(long)]
+    batch_invariant: bool,
     /// Device memory bandwidth for the floor, GB/s; 3000 is the H100's as measured in shared/gpu/README.md.
     #[arg(long, default_value_t = 3000.0)]
     bandwidth_gbs: f64,
@@ -77,6 +81,8 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     let (device, dtype) = (placement.device.clone(), placement.dtype);
     let path = if args.reference_path {
         DecodePath::Reference
+    } else if args.batch_invariant {
+        DecodePath::FusedBatchInvariant
     } else {
         DecodePath::Fused
     };

@@ -159,12 +159,16 @@ __device__ void rope_kv_write(const T* qkv, const T* cos, const T* sin, const ui
 
 // Split-K decode attention. Grid (B, nh, ATTN_MAX_SPLITS), up to ATTN_WARPS warps a block. A split covers
 // `split_chunk` consecutive positions (ATTN_MIN_CHUNK, more only past 64 of them); splits past the end exit.
-// Within a warp, hd/8 lanes hold one position (8 dims each, one 16-byte load of k and of v), so a warp
-// advances 256/hd positions at a time: with 16 warps, a split of 64 positions takes two steps at hd 128 (few
-// sequences: the latency of each block matters); with 4 warps, eight (many: blocks enough to hide it). Each lane group
-// keeps an online softmax (max, sum, weighted values) in f32; the block merges them into
-// `partial[((b·nh + h)·ATTN_MAX_SPLITS + split)·(hd + 2)]` as [max, sum, acc[hd]]. The split that finishes
-// a (row, head) last (counted in `done`, reset for the next launch) merges the splits into out (B, nh·hd).
+// Within a warp, hd/8 lanes hold one position (8 dims each, one 16-byte load of k and of v). A split's positions
+// are dealt to `lane_warps` · 256/hd lane groups, group v taking positions start + v, start + v + groups, ...,
+// and each keeps an online softmax (max, sum, weighted values) in f32. With 16 warps a split of 64 positions
+// takes two steps at hd 128 (few sequences: the latency of each block matters); with 4 warps, eight (many:
+// blocks enough to hide it). `lane_warps` is a multiple of the block's warps, each of whose lane groups runs
+// lane_warps / warps of them in turn: with lane_warps = ATTN_WARPS whatever the warps, the states and their
+// merge are the same for every batch size, so a row's attention does not depend on the rows beside it.
+// The block merges them into `partial[((b·nh + h)·ATTN_MAX_SPLITS + split)·(hd + 2)]` as [max, sum, acc[hd]].
+// The split that finishes a (row, head) last (counted in `done`, reset for the next launch) merges the splits
+// into out (B, nh·hd).
 #define ATTN_WARPS 16
 #define ATTN_MAX_HEAD_DIM 256
 #define ATTN_MIN_CHUNK 64
@@ -212,52 +216,58 @@ __device__ Softmax merge_states(Value value, int n, int hd, float* scratch, floa
 template <typename T>
 __device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint64_t* v_cache, const int* pos,
                                  const int* cap, float* partial, unsigned* done, T* out, int nh, int nkv, int hd,
-                                 float scale) {
+                                 float scale, int lane_warps) {
     const int row = blockIdx.x, head = blockIdx.y, split = blockIdx.z;
     const int len = pos[row] + 1;
     const int chunk = split_chunk(len);
     const int live = (len + chunk - 1) / chunk;
     if (split >= live) return;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-    const int group_lanes = hd / 8, groups = 32 / group_lanes;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, turns = lane_warps / (blockDim.x / 32);
+    const int group_lanes = hd / 8, groups = 32 / group_lanes, all_groups = lane_warps * groups;
     const int group = lane / group_lanes, dim = (lane % group_lanes) * 8;
     const int start = split * chunk, end = min(len, start + chunk);
     const int kv_head = head / (nh / nkv);
     const T* K = reinterpret_cast<const T*>(k_cache[row]) + (size_t)kv_head * cap[row] * hd + dim;
     const T* V = reinterpret_cast<const T*>(v_cache[row]) + (size_t)kv_head * cap[row] * hd + dim;
-    float qv[8], acc[8];
+    float qv[8];
     load8(q + ((size_t)row * nh + head) * hd + dim, qv);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) { qv[j] *= scale; acc[j] = 0.0f; }
-    float m = -INFINITY, l = 0.0f;
-    for (int p = start + warp * groups + group; p - group < end; p += warps * groups) {
-        const bool here = p < end;
-        float kv[8], vv[8];
-        if (here) { load8(K + (size_t)p * hd, kv); load8(V + (size_t)p * hd, vv); }
-        float dot = 0.0f;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) dot += here ? qv[j] * kv[j] : 0.0f;
-        for (int o = group_lanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
-        if (!here) continue;
-        const float m_new = fmaxf(m, dot);
-        const float correction = expf(m - m_new), e = expf(dot - m_new);
-        l = l * correction + e;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[j] = acc[j] * correction + e * vv[j];
-        m = m_new;
-    }
+    for (int j = 0; j < 8; ++j) qv[j] *= scale;
     // Every lane group's state, (hd + 2) floats each: ATTN_WARPS · groups · (hd + 2) ≤ ATTN_WARPS · 320.
     __shared__ float states[ATTN_WARPS * 320];
     __shared__ float scratch[2 * ATTN_MAX_STATES];
     __shared__ float merged[ATTN_MAX_HEAD_DIM];
     const int stride = hd + 2;
-    float* mine = states + (warp * groups + group) * stride;
-    if (lane % group_lanes == 0) { mine[0] = m; mine[1] = l; }
+    for (int turn = 0; turn < turns; ++turn) {
+        // The warp's first lane group this turn: p - group is the same for every lane of the warp, so its
+        // lanes take the same number of steps and the shuffles below see them all.
+        const int first = (warp * turns + turn) * groups;
+        float acc[8] = {0.0f};
+        float m = -INFINITY, l = 0.0f;
+        for (int p = start + first + group; p - group < end; p += all_groups) {
+            const bool here = p < end;
+            float kv[8], vv[8];
+            if (here) { load8(K + (size_t)p * hd, kv); load8(V + (size_t)p * hd, vv); }
+            float dot = 0.0f;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) mine[2 + dim + j] = acc[j];
+            for (int j = 0; j < 8; ++j) dot += here ? qv[j] * kv[j] : 0.0f;
+            for (int o = group_lanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+            if (!here) continue;
+            const float m_new = fmaxf(m, dot);
+            const float correction = expf(m - m_new), e = expf(dot - m_new);
+            l = l * correction + e;
+#pragma unroll
+            for (int j = 0; j < 8; ++j) acc[j] = acc[j] * correction + e * vv[j];
+            m = m_new;
+        }
+        float* mine = states + (first + group) * stride;
+        if (lane % group_lanes == 0) { mine[0] = m; mine[1] = l; }
+#pragma unroll
+        for (int j = 0; j < 8; ++j) mine[2 + dim + j] = acc[j];
+    }
     __syncthreads();
     const size_t head_row = (size_t)row * nh + head;
-    const Softmax block = merge_states([&](int i, int j) { return states[i * stride + j]; }, warps * groups, hd,
+    const Softmax block = merge_states([&](int i, int j) { return states[i * stride + j]; }, all_groups, hd,
                                        scratch, merged);
     float* split_state = partial + (head_row * ATTN_MAX_SPLITS + split) * stride;
     for (int d = threadIdx.x; d < hd; d += blockDim.x) split_state[2 + d] = merged[d];
@@ -395,6 +405,11 @@ __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float
     }
 }
 
+// Slots a warp of the MoE kernels takes at once, and the most slots a block gathers by slot and by expert.
+#define MOE_GROUP 8
+#define MOE_DECODE_SLOTS 256
+#define MOE_PREFILL_SLOTS 8192
+
 // Which expert a block of the MoE kernels serves and the slots (token·k + r) routed to it, gathered into
 // shared memory (at most MAX_SLOTS; their order does not matter, each slot's output is computed on its own).
 // By slot (decode: few slots): column y serves slot y's expert unless an earlier slot has it (count 0).
@@ -420,8 +435,9 @@ __device__ int column_slots(const int* ids, int n_slots, bool by_slot, int* expe
 }
 
 // The block's column of the MoE kernels: its slots in shared memory, how many, the expert's weights and the
-// output it writes. With shared-expert weights given, the last column serves the shared experts on every
-// token (slot t = token t, weight rows `shared_rows`); the others are routed (see column_slots).
+// output it writes. With shared-expert weights given, the last ceil(tokens / MOE_GROUP) columns serve the
+// shared experts, column c on tokens c·MOE_GROUP onwards (slot t = token t, weight rows `shared_rows`); the
+// others are routed (see column_slots).
 template <typename T>
 struct Column {
     int count;
@@ -433,9 +449,11 @@ struct Column {
 template <typename T, int MAX_SLOTS>
 __device__ Column<T> moe_column(const int* ids, int n_slots, int k, bool by_slot, const T* w, size_t expert_stride,
                                 int inter, const T* shared_w, int shared_rows, int tokens, int* slots) {
-    if (shared_w && blockIdx.y == gridDim.y - 1) {
-        const int count = min(tokens, MAX_SLOTS);
-        for (int t = threadIdx.x; t < count; t += blockDim.x) slots[t] = t;
+    const int shared_columns = shared_w ? (tokens + MOE_GROUP - 1) / MOE_GROUP : 0;
+    const int c = (int)blockIdx.y - ((int)gridDim.y - shared_columns);
+    if (c >= 0) {
+        const int first = c * MOE_GROUP, count = min(MOE_GROUP, tokens - first);
+        if ((int)threadIdx.x < count) slots[threadIdx.x] = first + threadIdx.x;
         __syncthreads();
         return {count, shared_w, shared_rows, 1};
     }
@@ -448,9 +466,6 @@ __device__ Column<T> moe_column(const int* ids, int n_slots, int k, bool by_slot
 // column's expert: its gate row j and up row I + j ((2I, H) per expert) are read once for all the column's
 // slots. out[slot, j] = T(T(silu(T(gate))) · T(up)), as silu(gate) * up on T tensors; routed slots write
 // `act` (slots, I), the shared column `shared_act` (tokens, shared I).
-#define MOE_GROUP 8
-#define MOE_DECODE_SLOTS 256
-#define MOE_PREFILL_SLOTS 8192
 template <typename T, int MAX_SLOTS>
 __device__ void moe_gate_up(const T* x, const T* w, const int* ids, T* act, int n_slots, int k, int h, int inter,
                             bool by_slot, const T* shared_w, int shared_inter, T* shared_act, int tokens) {
@@ -537,10 +552,13 @@ __device__ void moe_down(const T* act, const T* w, const int* ids, const float* 
     }
 }
 
-// A linear layer for the few rows of a decode step: out (B, N) = T(x · Wᵀ), W (N, K) row-major. Grid
-// ceil(N / warps), one warp per output row n for all B ≤ LINEAR_MAX_ROWS rows of x: each weight row is read
-// once, in 16-byte loads kept in flight by the unrolled loop. With `norm_w`, x is first RMSNorm-ed (each block
-// normalises the rows itself into dynamic shared memory, B·K floats), which saves the norm its own launch.
+// A linear layer for the rows of a decode step: out (B, N) = T(x · Wᵀ), W (N, K) row-major. Grid
+// (ceil(B / LINEAR_MAX_ROWS), ceil(N / warps)), one warp per output row n for a chunk of up to LINEAR_MAX_ROWS
+// rows of x: each weight row is read once a chunk, in 16-byte loads kept in flight by the unrolled loop, and
+// the chunks of one weight row run side by side, so that the later ones find it in L2. Each output is the same
+// sum in the same order whatever B, so a row's result does not depend on the rows beside it. With `norm_w`, x
+// is first RMSNorm-ed (each block normalises its rows itself into dynamic shared memory, rows·K floats), which
+// saves the norm its own launch.
 #define LINEAR_MAX_ROWS 16
 #define LINEAR_HELD_CHUNKS 5
 template <typename T>
@@ -561,7 +579,10 @@ template <typename T>
 __device__ void linear_rows(const T* x, const T* norm_w, float eps, const T* w, T* out, int rows, int n, int k) {
     extern __shared__ float normed[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int r = blockIdx.x * (blockDim.x / 32) + warp;
+    const int r = blockIdx.y * (blockDim.x / 32) + warp;
+    x += (size_t)blockIdx.x * LINEAR_MAX_ROWS * k;
+    out += (size_t)blockIdx.x * LINEAR_MAX_ROWS * n;
+    rows = min(LINEAR_MAX_ROWS, rows - (int)blockIdx.x * LINEAR_MAX_ROWS);
     const T* wr = w + (size_t)r * k;
     // The row's first LINEAR_HELD_CHUNKS · 256 weights are requested before the norm, so that the two memory
     // waits overlap (qkv: 10.4 → 9.8 µs on the H100); the rest, if any, is read in the loop. (The MoE kernels
@@ -714,8 +735,8 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
     extern "C" __global__ void attention_decode_##S(const T* q, const uint64_t* kc, const uint64_t* vc,         \
                                                     const int* pos, const int* cap, float* partial,             \
                                                     unsigned* done, T* out, int nh, int nkv, int hd,            \
-                                                    float scale) {                                              \
-        attention_decode<T>(q, kc, vc, pos, cap, partial, done, out, nh, nkv, hd, scale);                       \
+                                                    float scale, int lane_warps) {                              \
+        attention_decode<T>(q, kc, vc, pos, cap, partial, done, out, nh, nkv, hd, scale, lane_warps);           \
     }                                                                                                           \
     extern "C" __global__ void route_experts_##S(const T* x, const T* delta, const T* norm_w, float eps,        \
                                                  T* sum_out, T* normed_out, const float* gate, float* logits,   \
@@ -738,14 +759,18 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
                                       shared_inter, shared_y, tokens);                                          \
     }                                                                                                           \
     extern "C" __global__ void moe_gate_up_by_expert_##S(const T* x, const T* w, const int* ids, T* act,       \
-                                                         int n_slots, int k, int h, int inter) {                \
-        moe_gate_up<T, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, nullptr, 0, nullptr, 0); \
+                                                         int n_slots, int k, int h, int inter,                  \
+                                                         const T* shared_w, int shared_inter, T* shared_act,    \
+                                                         int tokens) {                                          \
+        moe_gate_up<T, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w, shared_inter,  \
+                                          shared_act, tokens);                                                  \
     }                                                                                                           \
     extern "C" __global__ void moe_down_by_expert_##S(const T* act, const T* w, const int* ids,                 \
                                                       const float* weights, float* y, int n_slots, int h,       \
-                                                      int inter) {                                              \
-        moe_down<T, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, nullptr, nullptr, 0,  \
-                                       nullptr, 0);                                                             \
+                                                      int inter, const T* shared_act, const T* shared_w,        \
+                                                      int shared_inter, float* shared_y, int tokens) {          \
+        moe_down<T, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act, shared_w, \
+                                       shared_inter, shared_y, tokens);                                         \
     }                                                                                                           \
     extern "C" __global__ void linear_rows_##S(const T* x, const T* norm_w, float eps, const T* w, T* out,      \
                                                int rows, int n, int k) {                                        \

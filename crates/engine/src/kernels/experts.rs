@@ -1,5 +1,5 @@
-//! The MoE layer's kernels as tensor functions: the router, the experts (by slot for a decode step, by expert
-//! or as grouped GEMMs for a prompt), the dense SwiGLU MLP through the same kernels, and the combine with the
+//! The MoE layer's kernels as tensor functions: the router, the experts (on CUDA cores by slot or by expert, or
+//! as grouped GEMMs on tensor cores), the dense SwiGLU MLP through the same kernels, and the combine with the
 //! residual.
 
 use candle_core::cuda_backend::cudarc::driver::{DevicePtr, PushKernelArg};
@@ -11,9 +11,12 @@ use super::launch::{
     grid, Kernels, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS, ROW_KERNEL_MAX_ROWS,
 };
 use crate::error::{EngineError, Result};
+use crate::lm::Sums;
 
-/// Rows up to which the shared experts run inside the routed-expert kernels: past them, the shared column
-/// (every row through a 2·I-wide expert) is the slowest of the launch (measured on the H100 at 8 rows).
+/// Rows a column of the MoE kernels takes for the shared experts (decode.cu's MOE_GROUP).
+const MOE_GROUP: usize = 8;
+/// Rows up to which [`Sums::Fastest`] runs the shared experts inside the routed-expert launch: past them
+/// their columns are the slowest of the launch (measured on the H100 at 8 rows, when they were one column).
 const FUSED_SHARED_MAX_ROWS: usize = 4;
 /// Threads of the element-per-thread kernels.
 const ELEMENT_THREADS: u32 = 256;
@@ -126,9 +129,15 @@ impl Kernels {
         })
     }
 
-    /// The routed experts of every slot (row × chosen expert), reading each chosen expert's rows once, and the
-    /// shared experts on every row when given. Returns y (B·k, H) in f32, already weighted, and the shared
-    /// experts' output (B, H) in f32 (values of the activation dtype).
+    /// The routed experts of the rows of `x`, reading each chosen expert's rows once, and the shared experts on
+    /// every row when given. Returns y (B·k, H) in f32, already weighted, and the shared experts' output (B, H)
+    /// in f32 (values of the activation dtype).
+    ///
+    /// [`Sums::Fastest`]: by slot for a few rows, with the shared experts in the same launch for a very few;
+    /// else on tensor cores (or by expert where the tiles do not fit); shared experts not in the launch go
+    /// through cuBLAS. [`Sums::BatchInvariant`]: always on the CUDA-core kernels, by slot or, past
+    /// MAX_SLOTS_BY_SLOT, by expert, with the shared experts in columns of their own; each slot's sums run in
+    /// the same order either way.
     pub fn moe_experts(
         &self,
         x: &Tensor,
@@ -136,26 +145,27 @@ impl Kernels {
         shared: Option<Mlp<'_>>,
         ids: &Tensor,
         weights: &Tensor,
+        sums: Sums,
     ) -> Result<(Tensor, Option<Tensor>)> {
         let b = x.dim(0)?;
         if b > MAX_MOE_TOKENS {
             return Err(too_many_tokens(b));
         }
-        let (y, fused) = if b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT {
-            let fuse_shared = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
-            self.experts_by_slot(x, routed, fuse_shared, ids, weights)?
-        } else if GroupedExperts::supports(
-            self.dtype,
-            x.dim(1)?,
-            routed.down.dim(2)?,
-            routed.gate_up.dim(0)?,
-        ) {
-            let y = self
-                .grouped
-                .forward(x, routed.gate_up, routed.down, ids, weights)?;
-            (y, None)
-        } else {
-            (self.experts_by_expert(x, routed, ids, weights)?, None)
+        let by_slot = b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT;
+        let (y, fused) = match sums {
+            Sums::BatchInvariant => {
+                let columns = if by_slot {
+                    Columns::BySlot
+                } else {
+                    Columns::ByExpert
+                };
+                return self.experts_in_columns(x, routed, shared, ids, weights, columns);
+            }
+            Sums::Fastest if by_slot => {
+                let fused = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
+                self.experts_in_columns(x, routed, fused, ids, weights, Columns::BySlot)?
+            }
+            Sums::Fastest => (self.experts_on_tensor_cores(x, routed, ids, weights)?, None),
         };
         if fused.is_some() {
             return Ok((y, fused));
@@ -169,18 +179,44 @@ impl Kernels {
         Ok((y, shared))
     }
 
-    /// Few slots (decode): a block column per slot, skipped unless it is its expert's first, and one more
-    /// for the shared experts.
-    fn experts_by_slot(
+    /// Many slots: grouped GEMMs on tensor cores where their tiles fit, else a block column per expert.
+    fn experts_on_tensor_cores(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        ids: &Tensor,
+        weights: &Tensor,
+    ) -> Result<Tensor> {
+        let fits = GroupedExperts::supports(
+            self.dtype,
+            x.dim(1)?,
+            routed.down.dim(2)?,
+            routed.gate_up.dim(0)?,
+        );
+        if fits {
+            return self
+                .grouped
+                .forward(x, routed.gate_up, routed.down, ids, weights);
+        }
+        let (y, _) = self.experts_in_columns(x, routed, None, ids, weights, Columns::ByExpert)?;
+        Ok(y)
+    }
+
+    /// The routed experts in block columns, a column per slot (skipped unless it is its expert's first) or a
+    /// column per expert, reading each chosen expert's rows once; then, when given, the shared experts in a
+    /// column per MOE_GROUP rows. Two launches: gate/up with the activation, then down.
+    fn experts_in_columns(
         &self,
         x: &Tensor,
         routed: Mlp<'_>,
         shared: Option<Mlp<'_>>,
         ids: &Tensor,
         weights: &Tensor,
+        columns: Columns,
     ) -> Result<(Tensor, Option<Tensor>)> {
         let (b, h) = x.dims2()?;
-        let inter = routed.gate_up.dim(1)? / 2;
+        let (experts, two_i, _) = routed.gate_up.dims3()?;
+        let inter = two_i / 2;
         let top_k = ids.dim(1)?;
         let slots = b * top_k;
         let shared_inter = shared
@@ -209,8 +245,21 @@ impl Kernels {
         let (act_p, y_p) = (address(&act)?, address(&y)?);
         let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
         let (si_i, b_i) = (shared_inter as i32, b as i32);
-        let columns = (slots + usize::from(shared.is_some())) as u32;
-        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_slot);
+        let (gate_up, down, routed_columns) = match columns {
+            Columns::BySlot => (&self.moe_gate_up_by_slot, &self.moe_down_by_slot, slots),
+            Columns::ByExpert => (
+                &self.moe_gate_up_by_expert,
+                &self.moe_down_by_expert,
+                experts,
+            ),
+        };
+        let shared_columns = if shared.is_some() {
+            b.div_ceil(MOE_GROUP)
+        } else {
+            0
+        };
+        let columns = (routed_columns + shared_columns) as u32;
+        let mut first = self.stream.launch_builder(gate_up);
         first
             .arg(&x_p)
             .arg(&gu_p)
@@ -227,7 +276,7 @@ impl Kernels {
         let rows = inter.max(shared_inter) as u32;
         let blocks = grid(rows.div_ceil(MOE_WARPS), columns, 1);
         self.run(first, blocks, MOE_WARPS * 32, 0)?;
-        let mut second = self.stream.launch_builder(&self.moe_down_by_slot);
+        let mut second = self.stream.launch_builder(down);
         second
             .arg(&act_p)
             .arg(&d_p)
@@ -247,89 +296,35 @@ impl Kernels {
         Ok((y, shared_y))
     }
 
-    /// Many slots (prefill): a block column per expert.
-    fn experts_by_expert(
-        &self,
-        x: &Tensor,
-        routed: Mlp<'_>,
-        ids: &Tensor,
-        weights: &Tensor,
-    ) -> Result<Tensor> {
-        let (b, h) = x.dims2()?;
-        let (e, two_i, _) = routed.gate_up.dims3()?;
-        let inter = two_i / 2;
-        let top_k = ids.dim(1)?;
-        let slots = b * top_k;
-        let act = self.empty((slots, inter), self.dtype)?;
-        let y = self.empty((slots, h), DType::F32)?;
-        let (x_p, gu_p, d_p, ids_p, w_p) = (
-            address(x)?,
-            address(routed.gate_up)?,
-            address(routed.down)?,
-            address(ids)?,
-            address(weights)?,
-        );
-        let (act_p, y_p) = (address(&act)?, address(&y)?);
-        let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
-        let mut first = self.stream.launch_builder(&self.moe_gate_up_by_expert);
-        first
-            .arg(&x_p)
-            .arg(&gu_p)
-            .arg(&ids_p)
-            .arg(&act_p)
-            .arg(&slots_i)
-            .arg(&k_i)
-            .arg(&h_i)
-            .arg(&i_i);
-        let blocks = grid((inter as u32).div_ceil(MOE_WARPS), e as u32, 1);
-        self.run(first, blocks, MOE_WARPS * 32, 0)?;
-        let mut second = self.stream.launch_builder(&self.moe_down_by_expert);
-        second
-            .arg(&act_p)
-            .arg(&d_p)
-            .arg(&ids_p)
-            .arg(&w_p)
-            .arg(&y_p)
-            .arg(&slots_i)
-            .arg(&h_i)
-            .arg(&i_i);
-        let blocks = grid((h as u32).div_ceil(MOE_WARPS), e as u32, 1);
-        self.run(second, blocks, MOE_WARPS * 32, 0)?;
-        Ok(y)
-    }
-
     /// The activation T(silu(x·gateᵀ)) · T(x·upᵀ) (B, I) of a dense SwiGLU MLP whose fused `gate_up` (2I, H)
-    /// holds the gate rows then the up rows: for a few rows, the MoE kernel with the MLP as its only expert.
-    pub fn swiglu(&self, x: &Tensor, gate_up: &Tensor) -> Result<Tensor> {
+    /// holds the gate rows then the up rows: the MoE kernel with the MLP as its shared expert and no routed
+    /// ones, a row's activation summed as a routed expert's is; [`Sums::Fastest`] takes cuBLAS past a few rows.
+    pub fn swiglu(&self, x: &Tensor, gate_up: &Tensor, sums: Sums) -> Result<Tensor> {
         let (b, h) = x.dims2()?;
         let inter = gate_up.dim(0)? / 2;
-        if b > ROW_KERNEL_MAX_ROWS || h % 8 != 0 {
+        if sums == Sums::Fastest && b > ROW_KERNEL_MAX_ROWS {
             return self.silu_mul(&x.matmul(&gate_up.t()?)?);
         }
         let act = self.empty((b, inter), self.dtype)?;
-        let (x_p, gu_p, ids_p, act_p) = (
-            address(x)?,
-            address(gate_up)?,
-            address(&self.only_expert)?,
-            address(&act)?,
-        );
-        let (slots_i, k_i, h_i, i_i) = (b as i32, 1i32, h as i32, inter as i32);
+        let (x_p, gu_p, act_p) = (address(x)?, address(gate_up)?, address(&act)?);
+        let (h_i, i_i, b_i) = (h as i32, inter as i32, b as i32);
         let mut launch = self.stream.launch_builder(&self.moe_gate_up_by_slot);
         launch
             .arg(&x_p)
             .arg(&gu_p)
-            .arg(&ids_p)
+            .arg(&0u64)
             .arg(&act_p)
-            .arg(&slots_i)
-            .arg(&k_i)
+            .arg(&0i32)
+            .arg(&1i32)
             .arg(&h_i)
             .arg(&i_i)
-            .arg(&0u64)
-            .arg(&0i32)
-            .arg(&0u64)
-            .arg(&0i32);
+            .arg(&gu_p)
+            .arg(&i_i)
+            .arg(&act_p)
+            .arg(&b_i);
         let blocks = (inter as u32).div_ceil(MOE_WARPS);
-        self.run(launch, grid(blocks, b as u32, 1), MOE_WARPS * 32, 0)?;
+        let columns = b.div_ceil(MOE_GROUP) as u32;
+        self.run(launch, grid(blocks, columns, 1), MOE_WARPS * 32, 0)?;
         Ok(act)
     }
 
@@ -374,6 +369,13 @@ impl Kernels {
         self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;
         Ok(out)
     }
+}
+
+/// How the MoE kernels give out their block columns: one per slot, or one per expert.
+#[derive(Clone, Copy)]
+enum Columns {
+    BySlot,
+    ByExpert,
 }
 
 fn too_many_tokens(tokens: usize) -> EngineError {

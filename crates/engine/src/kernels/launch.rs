@@ -12,6 +12,7 @@ use super::buffers::{address, empty};
 use super::grouped_experts::GroupedExperts;
 use super::step_inputs::{InputAddresses, MAX_BANS};
 use crate::error::{EngineError, Result};
+use crate::lm::Sums;
 
 pub(super) const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/decode.ptx"));
 
@@ -36,10 +37,15 @@ pub(super) const MAX_MOE_TOKENS: usize = 8192;
 pub(super) const MAX_SLOTS_BY_SLOT: usize = 256;
 /// Warps a block in the MoE and router kernels: one output row (one expert) each (ROUTE_WARPS).
 pub(super) const MOE_WARPS: u32 = 8;
-/// Rows up to which a linear layer or dense SwiGLU runs as a row-per-warp kernel rather than a GEMM: beyond
-/// them cuBLAS reads the weights as fast and the activations faster (measured on the H100; decode.cu's
-/// LINEAR_MAX_ROWS bounds it).
+/// Rows up to which [`Sums::Fastest`] runs a linear layer or dense SwiGLU as a row-per-warp kernel rather than
+/// a GEMM: beyond them cuBLAS reads the weights as fast and the activations faster (measured on the H100).
+/// Also the rows up to which `linear_rows` normalises them itself: past them each block would redo more of
+/// the norm than its own launch costs.
 pub(super) const ROW_KERNEL_MAX_ROWS: usize = 2;
+/// Rows of x one block of `linear_rows` takes (decode.cu's LINEAR_MAX_ROWS).
+const LINEAR_MAX_ROWS: usize = 16;
+/// The most blocks a launch has along y.
+const MAX_GRID_Y: u32 = 65_535;
 /// Blocks sharing one row's greedy pick, and the most rows one pick takes.
 const PICK_BLOCKS: u32 = 128;
 const MAX_PICK_ROWS: usize = 256;
@@ -68,8 +74,6 @@ pub struct Kernels {
     pub(super) greedy_pick: CudaFunction,
     /// Per row, the greedy-pick blocks done so far (reset by the last).
     pub(super) pick_done: CudaSlice<u32>,
-    /// Expert 0 for every slot: a dense SwiGLU MLP runs as the only expert of the MoE kernels.
-    pub(super) only_expert: Tensor,
     /// The prompt's experts on tensor cores.
     pub(super) grouped: GroupedExperts,
 }
@@ -104,7 +108,6 @@ impl Kernels {
             silu_mul: load("silu_mul")?,
             greedy_pick: load("greedy_pick")?,
             pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
-            only_expert: Tensor::zeros(MAX_SLOTS_BY_SLOT, DType::U32, device)?,
             grouped: GroupedExperts::new(dev)?,
             dev: dev.clone(),
         }))
@@ -119,6 +122,7 @@ impl Kernels {
     pub fn supports(
         head_dim: usize,
         hidden: usize,
+        intermediate: usize,
         moe_intermediate: usize,
         experts: usize,
         top_k: usize,
@@ -126,6 +130,7 @@ impl Kernels {
         head_dim.is_power_of_two()
             && (8..=MAX_HEAD_DIM).contains(&head_dim)
             && hidden.is_multiple_of(8)
+            && intermediate.is_multiple_of(8)
             && moe_intermediate.is_multiple_of(8)
             && experts <= MAX_EXPERTS
             && top_k <= MAX_TOP_K
@@ -224,12 +229,15 @@ impl Kernels {
     }
 
     /// softmax(q·kᵀ/√hd)·v of each sequence over its whole cache (this step's key included): (B, nh·hd).
+    /// [`Sums::BatchInvariant`] deals each split's positions to as many lane groups, and merges them in the
+    /// same order, whatever the warps.
     pub fn attention(
         &self,
         q: &Tensor,
         inputs: &InputAddresses,
         layer: usize,
         heads: (usize, usize, usize),
+        sums: Sums,
     ) -> Result<Tensor> {
         let (nh, nkv, hd) = heads;
         let b = inputs.batch;
@@ -246,6 +254,15 @@ impl Kernels {
         let done_p = self.attention_done.device_ptr(&self.stream).0;
         let (nh_i, nkv_i, hd_i) = (nh as i32, nkv as i32, hd as i32);
         let scale = (hd as f32).powf(-0.5);
+        let warps = if b * nh >= ATTENTION_MANY_ROWS {
+            ATTENTION_WARPS_MANY_ROWS
+        } else {
+            ATTENTION_WARPS_FEW_ROWS
+        };
+        let lane_warps = match sums {
+            Sums::Fastest => warps,
+            Sums::BatchInvariant => ATTENTION_WARPS_FEW_ROWS,
+        } as i32;
         let mut launch = self.stream.launch_builder(&self.attention_decode);
         launch
             .arg(&q_p)
@@ -259,30 +276,35 @@ impl Kernels {
             .arg(&nh_i)
             .arg(&nkv_i)
             .arg(&hd_i)
-            .arg(&scale);
+            .arg(&scale)
+            .arg(&lane_warps);
         let blocks = grid(b as u32, nh as u32, ATTENTION_SPLITS);
-        let warps = if b * nh >= ATTENTION_MANY_ROWS {
-            ATTENTION_WARPS_MANY_ROWS
-        } else {
-            ATTENTION_WARPS_FEW_ROWS
-        };
         self.run(launch, blocks, warps * 32, 0)?;
         Ok(out)
     }
 
-    /// `layer` on `x` (B, K): `linear_rows` for the few rows of a decode step, else the layer's own GEMM.
-    pub fn linear(&self, x: &Tensor, layer: &Linear) -> Result<Tensor> {
+    /// `layer` on `x` (B, K) for a decode step: `linear_rows`, or cuBLAS past a few rows for [`Sums::Fastest`].
+    pub fn linear(&self, x: &Tensor, layer: &Linear, sums: Sums) -> Result<Tensor> {
+        if sums == Sums::Fastest && x.dim(0)? > ROW_KERNEL_MAX_ROWS {
+            return Ok(layer.forward(x)?);
+        }
         self.linear_rows(x, None, layer)
     }
 
-    /// `layer` on RMSNorm(`x`) with `norm_weight`, `eps`: one kernel for the few rows of a decode step.
+    /// `layer` on RMSNorm(`x`) with `norm_weight`, `eps`: one kernel for the few rows of a decode step, the
+    /// norm's own launch first for more (the same values either way).
     pub fn norm_linear(
         &self,
         x: &Tensor,
         norm_weight: &Tensor,
         eps: f64,
         layer: &Linear,
+        sums: Sums,
     ) -> Result<Tensor> {
+        if x.dim(0)? > ROW_KERNEL_MAX_ROWS {
+            let normed = self.rms_norm(x, norm_weight, eps)?;
+            return self.linear(&normed, layer, sums);
+        }
         self.linear_rows(x, Some((norm_weight, eps)), layer)
     }
 
@@ -295,12 +317,16 @@ impl Kernels {
         let (b, k) = x.dims2()?;
         let weight = layer.weight();
         let n = weight.dim(0)?;
-        if b > ROW_KERNEL_MAX_ROWS || k % 8 != 0 || layer.bias().is_some() {
-            let x = match norm {
-                Some((w, eps)) => self.rms_norm(x, w, eps)?,
-                None => x.clone(),
-            };
-            return Ok(layer.forward(&x)?);
+        let blocks = (n as u32).div_ceil(MOE_WARPS);
+        if k % 8 != 0 || layer.bias().is_some() || blocks > MAX_GRID_Y {
+            return Err(EngineError::Input(format!(
+                "a decode step's linear layer of {n}×{k}{} does not fit the row kernel",
+                if layer.bias().is_some() {
+                    " with a bias"
+                } else {
+                    ""
+                }
+            )));
         }
         let out = self.empty((b, n), self.dtype)?;
         let (x_p, w_p, out_p) = (address(x)?, address(weight)?, address(&out)?);
@@ -317,13 +343,13 @@ impl Kernels {
             .arg(&b_i)
             .arg(&n_i)
             .arg(&k_i);
-        let blocks = (n as u32).div_ceil(MOE_WARPS);
+        let chunks = b.div_ceil(LINEAR_MAX_ROWS) as u32;
         let normed = if norm.is_some() {
-            (b * k * std::mem::size_of::<f32>()) as u32
+            (b.min(LINEAR_MAX_ROWS) * k * std::mem::size_of::<f32>()) as u32
         } else {
             0
         };
-        self.run(launch, grid(blocks, 1, 1), MOE_WARPS * 32, normed)?;
+        self.run(launch, grid(chunks, blocks, 1), MOE_WARPS * 32, normed)?;
         Ok(out)
     }
 

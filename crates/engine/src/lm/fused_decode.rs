@@ -2,6 +2,8 @@
 //! round trip inside the step (routing, the cache write and the greedy choice stay on the GPU): one upload
 //! of the step's inputs before it, one read-back of the chosen tokens after it. The first step at each
 //! batch size runs op by op and is then captured as a CUDA graph, which later steps of that size replay.
+//! With [`Sums::BatchInvariant`] every output of the step is summed in the same order whatever the batch size
+//! (no cuBLAS, no tensor-core tiles), so a page's greedy tokens do not depend on the pages beside it.
 //! Off CUDA there is no fused step; the straightforward path runs instead.
 
 #[cfg(feature = "cuda")]
@@ -10,6 +12,17 @@ pub use gpu::FusedDecoder;
 #[cfg(not(feature = "cuda"))]
 pub use cpu::FusedDecoder;
 
+/// How the fused step's kernels sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sums {
+    /// The fastest kernels for the batch size: row kernels for a few rows, cuBLAS and tensor-core tiles for
+    /// more. A row's last bits, and so a near-tie, can change with the rows beside it.
+    Fastest,
+    /// Every output summed in the same order whatever the batch size (CUDA-core row kernels only), so a row's
+    /// result does not depend on the rows beside it. Slower past a few rows.
+    BatchInvariant,
+}
+
 #[cfg(feature = "cuda")]
 mod gpu {
     use std::collections::hash_map::Entry;
@@ -17,10 +30,11 @@ mod gpu {
     use std::sync::Mutex;
 
     use candle_core::cuda_backend::cudarc::driver::{sys, CudaGraph};
-    use candle_core::{DType, Device, Module, Tensor};
+    use candle_core::{DType, Device, Tensor};
 
+    use super::Sums;
     use crate::error::{EngineError, Result};
-    use crate::kernels::{AddNorm, InputAddresses, Kernels, Mlp, Routed, Router, StepInputs};
+    use crate::kernels::{AddNorm, InputAddresses, Kernels, Mlp, Router, StepInputs};
     use crate::layers::mlp::SwiGlu;
     use crate::lm::decoder::{DecoderLayer, FeedForward, TextModel};
     use crate::lm::moe::Moe;
@@ -31,6 +45,7 @@ mod gpu {
         kernels: Kernels,
         batches: Mutex<HashMap<usize, BatchStep>>,
         graphs: bool,
+        sums: Sums,
     }
 
     struct BatchStep {
@@ -55,6 +70,7 @@ mod gpu {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.debug_struct("FusedDecoder")
                 .field("graphs", &self.graphs)
+                .field("sums", &self.sums)
                 .finish()
         }
     }
@@ -62,11 +78,17 @@ mod gpu {
     impl FusedDecoder {
         /// None when the model is not on a CUDA device in f32/bf16, or has dimensions the kernels do not take.
         /// CUDA graphs are used unless `DEEPREAD_CUDA_GRAPHS=0`.
-        pub fn new(model: &TextModel, device: &Device, dtype: DType) -> Result<Option<Self>> {
+        pub fn new(
+            model: &TextModel,
+            device: &Device,
+            dtype: DType,
+            sums: Sums,
+        ) -> Result<Option<Self>> {
             let cfg = model.config();
             if !Kernels::supports(
                 cfg.head_dim(),
                 cfg.hidden_size,
+                cfg.intermediate_size,
                 cfg.moe_intermediate_size,
                 cfg.n_routed_experts,
                 cfg.num_experts_per_tok,
@@ -78,7 +100,13 @@ mod gpu {
                 kernels,
                 batches: Mutex::new(HashMap::new()),
                 graphs,
+                sums,
             }))
+        }
+
+        /// How the step sums.
+        pub fn sums(&self) -> Sums {
+            self.sums
         }
 
         /// Feeds `tokens[b]` to sequence `caches[b]` and returns each row's greedy next token under its
@@ -184,9 +212,10 @@ mod gpu {
             for (index, layer) in model.layers.iter().enumerate() {
                 x = self.layer_step(layer, index, &x, inputs)?;
             }
-            // cuBLAS reads the 331 MB lm_head at ~2.8 TB/s; the row kernel, normalising per block, does not.
+            // The norm on its own: cuBLAS reads the 331 MB lm_head at ~2.8 TB/s; the row kernel, normalising
+            // per block, does not.
             let normed = k.rms_norm(&x, model.norm.weight(), model.norm.eps())?;
-            let logits = model.lm_head.forward(&normed)?;
+            let logits = k.linear(&normed, &model.lm_head, self.sums)?;
             k.greedy_pick(&logits, inputs)
         }
 
@@ -201,10 +230,10 @@ mod gpu {
             let k = &self.kernels;
             let heads = layer.attn.heads();
             let (norm, eps) = (layer.input_norm.weight(), layer.input_norm.eps());
-            let qkv = k.norm_linear(x, norm, eps, layer.attn.qkv_proj())?;
+            let qkv = k.norm_linear(x, norm, eps, layer.attn.qkv_proj(), self.sums)?;
             let q = k.rope_kv_write(&qkv, inputs, index, heads)?;
-            let attn = k.attention(&q, inputs, index, heads)?;
-            let attn = k.linear(&attn, layer.attn.o_proj())?;
+            let attn = k.attention(&q, inputs, index, heads, self.sums)?;
+            let attn = k.linear(&attn, layer.attn.o_proj(), self.sums)?;
             let (weight, eps) = (layer.post_norm.weight(), layer.post_norm.eps());
             match &layer.ffn {
                 FeedForward::Dense(mlp) => {
@@ -221,7 +250,11 @@ mod gpu {
                     let (Some(sum), Some(normed)) = (&routed.sum, &routed.normed) else {
                         return Err(EngineError::Cuda("the router did not keep the norm".into()));
                     };
-                    self.experts(moe, normed, &routed, Some(sum))
+                    let (experts, shared) = expert_mlps(moe);
+                    let (ids, weights) = (&routed.ids, &routed.weights);
+                    let (y, shared) =
+                        k.moe_experts(normed, experts, shared, ids, weights, self.sums)?;
+                    k.moe_combine(&y, shared.as_ref(), Some(sum), moe.top_k)
                 }
             }
         }
@@ -229,37 +262,33 @@ mod gpu {
         /// The routed and shared experts on `x` (n, H), reading only the experts the tokens chose; the result
         /// is added to `residual` when given. Serves prefill (n = prompt length).
         pub fn moe(&self, moe: &Moe, x: &Tensor, residual: Option<&Tensor>) -> Result<Tensor> {
-            let routed = self.kernels.route_experts(x, None, &router(moe))?;
-            self.experts(moe, x, &routed, residual)
-        }
-
-        /// The experts `routed` chose for the rows of `x`, plus the shared experts, plus `residual`.
-        fn experts(
-            &self,
-            moe: &Moe,
-            x: &Tensor,
-            routed: &Routed,
-            residual: Option<&Tensor>,
-        ) -> Result<Tensor> {
             let k = &self.kernels;
-            let experts = Mlp {
-                gate_up: &moe.gate_up,
-                down: &moe.down,
-            };
-            let shared = moe.shared.as_ref().map(|mlp| Mlp {
-                gate_up: mlp.gate_up().weight(),
-                down: mlp.down_proj().weight(),
-            });
-            let (y, shared) = k.moe_experts(x, experts, shared, &routed.ids, &routed.weights)?;
+            let routed = k.route_experts(x, None, &router(moe))?;
+            let (experts, shared) = expert_mlps(moe);
+            let (ids, weights) = (&routed.ids, &routed.weights);
+            let (y, shared) = k.moe_experts(x, experts, shared, ids, weights, Sums::Fastest)?;
             k.moe_combine(&y, shared.as_ref(), residual, moe.top_k)
         }
 
         /// A dense SwiGLU MLP on `x` (n, H).
         fn mlp(&self, mlp: &SwiGlu, x: &Tensor) -> Result<Tensor> {
             let k = &self.kernels;
-            let act = k.swiglu(x, mlp.gate_up().weight())?;
-            k.linear(&act, mlp.down_proj())
+            let act = k.swiglu(x, mlp.gate_up().weight(), self.sums)?;
+            k.linear(&act, mlp.down_proj(), self.sums)
         }
+    }
+
+    /// The layer's routed experts, stacked, and its shared experts if it has them.
+    fn expert_mlps(moe: &Moe) -> (Mlp<'_>, Option<Mlp<'_>>) {
+        let routed = Mlp {
+            gate_up: &moe.gate_up,
+            down: &moe.down,
+        };
+        let shared = moe.shared.as_ref().map(|mlp| Mlp {
+            gate_up: mlp.gate_up().weight(),
+            down: mlp.down_proj().weight(),
+        });
+        (routed, shared)
     }
 
     fn router(moe: &Moe) -> Router<'_> {
@@ -276,6 +305,7 @@ mod gpu {
 mod cpu {
     use candle_core::{DType, Device};
 
+    use super::Sums;
     use candle_core::Tensor;
 
     use crate::error::Result;
@@ -290,8 +320,17 @@ mod cpu {
     }
 
     impl FusedDecoder {
-        pub fn new(_model: &TextModel, _device: &Device, _dtype: DType) -> Result<Option<Self>> {
+        pub fn new(
+            _model: &TextModel,
+            _device: &Device,
+            _dtype: DType,
+            _sums: Sums,
+        ) -> Result<Option<Self>> {
             Ok(None)
+        }
+
+        pub fn sums(&self) -> Sums {
+            match self.never {}
         }
 
         pub fn step(

@@ -7,5 +7,5 @@ pub mod kv_cache;
 pub mod moe;
 
 pub use decoder::TextModel;
-pub use fused_decode::FusedDecoder;
+pub use fused_decode::{FusedDecoder, Sums};
 pub use kv_cache::{KvCache, SequenceCache};
