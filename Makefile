@@ -25,10 +25,8 @@ CUDA_DIR           := $(CURDIR)/$(DEPS)/cuda
 CUDA_STAMP         := $(DEPS)/cuda/installed
 CUDA_FEATURES      := --features deepread-engine/cuda,deepread-core/cuda,deepread-cli/cuda,deepread-app/cuda
 CUDA_CRATES        := -p deepread-engine -p deepread-core -p deepread-cli -p deepread-app
-# nvcc and the link-time driver stub for building; cuBLAS and the runtime for running. candle's kernels take
-# 13 minutes of nvcc on one core, on every core at once with CUDAFORGE_THREADS (its default is half of them).
+# nvcc and the link-time driver stub for building; cuBLAS and the runtime for running.
 CUDA_ENV           := CUDA_HOME=$(CUDA_DIR)/site/nvidia/cu13 CUDA_COMPUTE_CAP=$(CUDA_COMPUTE_CAP) \
-                      CUDAFORGE_THREADS=$(shell nproc) \
                       PATH=$(CUDA_DIR)/site/nvidia/cu13/bin:$$PATH \
                       LIBRARY_PATH=$(CUDA_DIR)/stub:$(CUDA_DIR)/site/nvidia/cu13/lib$${LIBRARY_PATH:+:$$LIBRARY_PATH} \
                       LD_LIBRARY_PATH=$(CUDA_DIR)/site/nvidia/cu13/lib$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}
