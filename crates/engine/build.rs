@@ -27,7 +27,9 @@ fn main() {
 fn compile_ptx(name: &str, cap: &str, out_dir: &Path) {
     let source = format!("src/kernels/{name}.cu");
     let status = Command::new("nvcc")
-        .args(["--ptx", "-O3", "-std=c++17"])
+        // -lineinfo: source lines in the PTX, for ncu's per-line view (scripts/device/run.sh's `kernels`); it
+        // leaves the code as it is.
+        .args(["--ptx", "-O3", "-std=c++17", "-lineinfo"])
         .arg(format!("--gpu-architecture=compute_{cap}"))
         .arg(&source)
         .arg("-o")

@@ -278,8 +278,10 @@ impl Kernels {
             .arg(&hd_i)
             .arg(&scale)
             .arg(&lane_warps);
+        // Each of the lane_warps · 256/hd lane groups keeps [max, sum, acc[hd]] in shared memory.
+        let states = lane_warps as usize * (256 / hd) * (hd + 2) * std::mem::size_of::<f32>();
         let blocks = grid(b as u32, nh as u32, ATTENTION_SPLITS);
-        self.run(launch, blocks, warps * 32, 0)?;
+        self.run(launch, blocks, warps * 32, states as u32)?;
         Ok(out)
     }
 

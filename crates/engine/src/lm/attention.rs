@@ -1,12 +1,14 @@
 //! LM self-attention: plain multi-head attention (`use_mla: false` selects LlamaAttention), no biases,
 //! rotate-half RoPE, a causal mask over the whole sequence, image tokens included (spec §1.5, §7.8).
 
+use std::cell::OnceCell;
+
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::Linear;
 
 use super::kv_cache::SequenceCache;
 use crate::config::TextConfig;
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::layers::rope::split_heads;
 use crate::layers::{linear, repeat_kv, softmax_f32, stacked_linear};
 use crate::weights::Weights;
@@ -58,7 +60,7 @@ impl TextAttention {
     }
 
     /// `x`: (B, T, H), one row per sequence; `cos`/`sin`: (B, T, d/2) at each row's positions; `caches[b]` is
-    /// row b's cache and `masks[b]` its causal mask ([`causal_mask`], None for T = 1). The projections run
+    /// row b's cache and `masks` the rows' causal masks. The projections run
     /// batched; the attention itself runs per sequence over its own cache, since the sequences have
     /// different lengths.
     pub fn forward(
@@ -67,7 +69,7 @@ impl TextAttention {
         cos: &Tensor,
         sin: &Tensor,
         caches: &mut [&mut SequenceCache],
-        masks: &[Option<Tensor>],
+        masks: &CausalMasks,
     ) -> Result<Tensor> {
         let (b, t, _) = x.dims3()?;
         let hd = self.head_dim;
@@ -90,7 +92,7 @@ impl TextAttention {
                 None => {
                     let (ks, vs) = (repeat_kv(ks, n_rep)?, repeat_kv(vs, n_rep)?);
                     let scores = (q.matmul(&ks.t()?)? * scale)?;
-                    let scores = match masks.get(row).and_then(Option::as_ref) {
+                    let scores = match masks.get(row)? {
                         Some(mask) => scores.broadcast_add(mask)?,
                         None => scores,
                     };
@@ -122,8 +124,47 @@ fn prompt_attention(
     Ok(None)
 }
 
-/// (T, past + T) additive mask: query i (at position past + i) sees keys 0..=past + i. Built once per forward
-/// pass and shared by every layer.
+/// The causal masks of one forward pass, a row's built on first use and shared by every layer after. Flash
+/// attention needs none, and a prompt's (T × (past + T) values built on the host, then uploaded, which waits for
+/// the GPU) cost milliseconds.
+pub struct CausalMasks {
+    t: usize,
+    pasts: Vec<usize>,
+    device: Device,
+    dtype: DType,
+    built: Vec<OnceCell<Tensor>>,
+}
+
+impl CausalMasks {
+    /// Masks for `t` new positions of rows whose caches hold `pasts[b]` positions before them.
+    pub fn new(t: usize, pasts: Vec<usize>, device: &Device, dtype: DType) -> Self {
+        let built = pasts.iter().map(|_| OnceCell::new()).collect();
+        Self {
+            t,
+            pasts,
+            device: device.clone(),
+            dtype,
+            built,
+        }
+    }
+
+    /// Row `row`'s mask ([`causal_mask`]), None for a single position (it sees every key).
+    pub fn get(&self, row: usize) -> Result<Option<&Tensor>> {
+        if self.t == 1 {
+            return Ok(None);
+        }
+        let (Some(cell), Some(&past)) = (self.built.get(row), self.pasts.get(row)) else {
+            return Err(EngineError::Input(format!("no causal mask for row {row}")));
+        };
+        if let Some(mask) = cell.get() {
+            return Ok(Some(mask));
+        }
+        let mask = causal_mask(self.t, past, &self.device, self.dtype)?;
+        Ok(Some(cell.get_or_init(|| mask)))
+    }
+}
+
+/// (T, past + T) additive mask: query i (at position past + i) sees keys 0..=past + i.
 pub fn causal_mask(t: usize, past: usize, device: &Device, dtype: DType) -> Result<Tensor> {
     let total = past + t;
     let mask: Vec<f32> = (0..t)

@@ -3,7 +3,7 @@
 use candle_core::{DType, Module, Tensor};
 use candle_nn::{Embedding, Linear};
 
-use super::attention::{causal_mask, TextAttention};
+use super::attention::{CausalMasks, TextAttention};
 use super::fused_decode::FusedDecoder;
 use super::kv_cache::SequenceCache;
 use super::moe::Moe;
@@ -64,7 +64,7 @@ impl DecoderLayer {
         cos: &Tensor,
         sin: &Tensor,
         caches: &mut [&mut SequenceCache],
-        masks: &[Option<Tensor>],
+        masks: &CausalMasks,
         fused: Option<&FusedDecoder>,
     ) -> Result<Tensor> {
         let x = (x + self
@@ -168,14 +168,8 @@ impl TextModel {
             }
         }
         let (cos, sin) = self.rotary.cos_sin(&positions)?;
-        let masks = caches
-            .iter()
-            .map(|c| {
-                (t > 1)
-                    .then(|| causal_mask(t, c.len(), x.device(), x.dtype()))
-                    .transpose()
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let pasts = caches.iter().map(|c| c.len()).collect();
+        let masks = CausalMasks::new(t, pasts, x.device(), x.dtype());
         let mut x = x.clone();
         for layer in &self.layers {
             x = layer.forward(&x, &cos, &sin, caches, &masks, fused)?;

@@ -1,6 +1,8 @@
 //! "DeepEncoder V2": a Qwen2-shaped transformer run over `[N image tokens ‖ N learned queries]` under the
 //! causal-flow mask; only the query outputs are kept (spec §1.3, §7.5–7.6).
 
+use std::sync::OnceLock;
+
 use candle_core::{DType, Device, Module, Tensor};
 
 use super::dense::{After, Dense};
@@ -13,7 +15,7 @@ use crate::layers::{repeat_kv, softmax_f32};
 use crate::weights::Weights;
 
 const PREFIX: &str = "vision_tower.vision_encoder";
-/// Query tables: 12×12 for 768² tiles, 16×16 for the 1024² global view.
+/// Queries of a 768² tile's view and of the 1024² global view.
 const QUERIES_768: usize = 144;
 const QUERIES_1024: usize = 256;
 
@@ -60,28 +62,21 @@ impl EncoderLayer {
         })
     }
 
-    fn forward(
-        &self,
-        x: &Tensor,
-        cfg: &EncoderConfig,
-        cos: &Tensor,
-        sin: &Tensor,
-        mask: &Tensor,
-    ) -> Result<Tensor> {
+    fn forward(&self, x: &Tensor, cfg: &EncoderConfig, view: &ViewQueries) -> Result<Tensor> {
         let (b, t, _) = x.dims3()?;
         let hd = cfg.head_dim();
         let qkv = self
             .qkv_proj
             .forward(&self.input_norm.forward(x)?, After::Nothing)?;
         let heads = (cfg.num_heads, cfg.num_kv_heads, hd);
-        let (q, k, v) = split_heads(&qkv, heads, cos, sin)?;
+        let (q, k, v) = split_heads(&qkv, heads, &view.cos, &view.sin)?;
         let scale = (hd as f64).powf(-0.5);
         let attn = match fused_attention(&q, &k, &v, scale, t / 2)? {
             Some(attn) => attn,
             None => {
                 let n_rep = cfg.num_heads / cfg.num_kv_heads;
                 let (k, v) = (repeat_kv(k, n_rep)?, repeat_kv(v.contiguous()?, n_rep)?);
-                let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(mask)?;
+                let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(view.mask(x)?)?;
                 softmax_f32(&scores)?.matmul(&v)?.transpose(1, 2)?
             }
         };
@@ -92,15 +87,51 @@ impl EncoderLayer {
     }
 }
 
-/// The encoder with its two learned query tables.
+/// What a view of n image tokens brings besides its features: the learned queries for n, RoPE over the 2n
+/// positions (built at load: an upload mid-pass would wait for the GPU), and the causal-flow mask, built on
+/// first use, which flash attention never needs.
+#[derive(Debug, Clone)]
+struct ViewQueries {
+    queries: Tensor,
+    cos: Tensor,
+    sin: Tensor,
+    mask: OnceLock<Tensor>,
+}
+
+impl ViewQueries {
+    fn load(w: &Weights, name: &str, n: usize, cfg: &EncoderConfig) -> Result<Self> {
+        let queries = w.get(name, &[n, cfg.hidden_size])?;
+        let rotary = Rotary::new(cfg.rope_theta, cfg.head_dim(), w.device(), w.dtype());
+        // RoPE positions are plain 0..2N−1 over the concatenation, although image attention is bidirectional.
+        // Every view shares them: 2-D cos/sin broadcast over the batch.
+        let (cos, sin) = rotary.cos_sin(&[(0..2 * n).collect()])?;
+        Ok(Self {
+            queries,
+            cos: cos.squeeze(0)?,
+            sin: sin.squeeze(0)?,
+            mask: OnceLock::new(),
+        })
+    }
+
+    /// The (2N, 2N) mask in `x`'s dtype and device.
+    fn mask(&self, x: &Tensor) -> Result<&Tensor> {
+        if let Some(mask) = self.mask.get() {
+            return Ok(mask);
+        }
+        let mask = causal_flow_mask(self.queries.dim(0)?, x.device(), x.dtype())?;
+        Ok(self.mask.get_or_init(|| mask))
+    }
+}
+
+/// The encoder with its two learned query sets.
 #[derive(Debug, Clone)]
 pub struct VisionEncoder {
     cfg: EncoderConfig,
     layers: Vec<EncoderLayer>,
     norm: RmsNorm,
-    query_768: Tensor,
-    query_1024: Tensor,
-    rotary: Rotary,
+    /// 12×12 queries for 768² tiles, 16×16 for the 1024² global view.
+    views_768: ViewQueries,
+    views_1024: ViewQueries,
 }
 
 impl VisionEncoder {
@@ -111,15 +142,18 @@ impl VisionEncoder {
                 .map(|i| EncoderLayer::load(w, i, cfg))
                 .collect::<Result<_>>()?,
             norm: RmsNorm::load(w, &format!("{PREFIX}.norm"), h, cfg.rms_norm_eps)?,
-            query_768: w.get(
+            views_768: ViewQueries::load(
+                w,
                 "vision_tower.query_768_resolution.weight",
-                &[QUERIES_768, h],
+                QUERIES_768,
+                cfg,
             )?,
-            query_1024: w.get(
+            views_1024: ViewQueries::load(
+                w,
                 "vision_tower.query_1024_resolution.weight",
-                &[QUERIES_1024, h],
+                QUERIES_1024,
+                cfg,
             )?,
-            rotary: Rotary::new(cfg.rope_theta, cfg.head_dim(), w.device(), w.dtype()),
             cfg: cfg.clone(),
         })
     }
@@ -129,9 +163,9 @@ impl VisionEncoder {
         let (b, d, h, w) = features.dims4()?;
         let n = h * w;
         // As transformers does: up to 144 image tokens use the 768² table, more use the 1024² one.
-        let queries = match n {
-            QUERIES_768 => &self.query_768,
-            QUERIES_1024 => &self.query_1024,
+        let view = match n {
+            QUERIES_768 => &self.views_768,
+            QUERIES_1024 => &self.views_1024,
             _ => {
                 return Err(EngineError::Input(format!(
                     "a view gave {n} vision tokens; DeepSeek-OCR-2 has learned queries only for 144 (768² tile) \
@@ -141,16 +175,10 @@ impl VisionEncoder {
         };
         // Image tokens in raster order (row-major over h then w), then the queries.
         let tokens = features.flatten_from(2)?.transpose(1, 2)?;
-        let queries = queries.unsqueeze(0)?.expand((b, n, d))?;
+        let queries = view.queries.unsqueeze(0)?.expand((b, n, d))?;
         let mut x = Tensor::cat(&[&tokens, &queries], 1)?.contiguous()?;
-        // RoPE positions are plain 0..2N−1 over the concatenation, although image attention is bidirectional.
-        let positions: Vec<usize> = (0..2 * n).collect();
-        // Every view shares the positions: 2-D cos/sin broadcast over the batch.
-        let (cos, sin) = self.rotary.cos_sin(&[positions])?;
-        let (cos, sin) = (cos.squeeze(0)?, sin.squeeze(0)?);
-        let mask = causal_flow_mask(n, x.device(), x.dtype())?;
         for layer in &self.layers {
-            x = layer.forward(&x, &self.cfg, &cos, &sin, &mask)?;
+            x = layer.forward(&x, &self.cfg, view)?;
         }
         let x = self.norm.forward(&x)?;
         Ok(x.narrow(1, n, n)?.contiguous()?)
