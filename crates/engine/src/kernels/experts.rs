@@ -2,7 +2,7 @@
 //! as grouped GEMMs on tensor cores), the dense SwiGLU MLP through the same kernels, and the combine with the
 //! residual.
 
-use candle_core::cuda_backend::cudarc::driver::{DevicePtr, PushKernelArg};
+use candle_core::cuda_backend::cudarc::driver::{CudaFunction, DevicePtr, PushKernelArg};
 use candle_core::{DType, Tensor};
 
 use super::buffers::address;
@@ -20,6 +20,22 @@ const MOE_GROUP: usize = 8;
 const FUSED_SHARED_MAX_ROWS: usize = 4;
 /// Threads of the element-per-thread kernels.
 const ELEMENT_THREADS: u32 = 256;
+
+/// The arguments of a gate/up kernel, in decode.cu's order: device addresses (0 for none) and sizes.
+struct GateUpArgs {
+    x: u64,
+    w: u64,
+    ids: u64,
+    act: u64,
+    slots: i32,
+    top_k: i32,
+    h: i32,
+    inter: i32,
+    shared_w: u64,
+    shared_inter: i32,
+    shared_act: u64,
+    tokens: i32,
+}
 
 /// A MoE layer's router: gate (E, H) in f32 and how its top k are weighted.
 pub struct Router<'a> {
@@ -259,23 +275,21 @@ impl Kernels {
             0
         };
         let columns = (routed_columns + shared_columns) as u32;
-        let mut first = self.stream.launch_builder(gate_up);
-        first
-            .arg(&x_p)
-            .arg(&gu_p)
-            .arg(&ids_p)
-            .arg(&act_p)
-            .arg(&slots_i)
-            .arg(&k_i)
-            .arg(&h_i)
-            .arg(&i_i)
-            .arg(&sgu_p)
-            .arg(&si_i)
-            .arg(&sact_p)
-            .arg(&b_i);
-        let rows = inter.max(shared_inter) as u32;
-        let blocks = grid(rows.div_ceil(MOE_WARPS), columns, 1);
-        self.run(first, blocks, MOE_WARPS * 32, 0)?;
+        let first = GateUpArgs {
+            x: x_p,
+            w: gu_p,
+            ids: ids_p,
+            act: act_p,
+            slots: slots_i,
+            top_k: k_i,
+            h: h_i,
+            inter: i_i,
+            shared_w: sgu_p,
+            shared_inter: si_i,
+            shared_act: sact_p,
+            tokens: b_i,
+        };
+        self.gate_up(gate_up, &first, columns)?;
         let mut second = self.stream.launch_builder(down);
         second
             .arg(&act_p)
@@ -306,26 +320,49 @@ impl Kernels {
             return self.silu_mul(&x.matmul(&gate_up.t()?)?);
         }
         let act = self.empty((b, inter), self.dtype)?;
-        let (x_p, gu_p, act_p) = (address(x)?, address(gate_up)?, address(&act)?);
-        let (h_i, i_i, b_i) = (h as i32, inter as i32, b as i32);
-        let mut launch = self.stream.launch_builder(&self.moe_gate_up_by_slot);
-        launch
-            .arg(&x_p)
-            .arg(&gu_p)
-            .arg(&0u64)
-            .arg(&act_p)
-            .arg(&0i32)
-            .arg(&1i32)
-            .arg(&h_i)
-            .arg(&i_i)
-            .arg(&gu_p)
-            .arg(&i_i)
-            .arg(&act_p)
-            .arg(&b_i);
-        let blocks = (inter as u32).div_ceil(MOE_WARPS);
-        let columns = b.div_ceil(MOE_GROUP) as u32;
-        self.run(launch, grid(blocks, columns, 1), MOE_WARPS * 32, 0)?;
+        let (gu_p, act_p, i_i) = (address(gate_up)?, address(&act)?, inter as i32);
+        let args = GateUpArgs {
+            x: address(x)?,
+            w: gu_p,
+            ids: 0,
+            act: act_p,
+            slots: 0,
+            top_k: 1,
+            h: h as i32,
+            inter: i_i,
+            shared_w: gu_p,
+            shared_inter: i_i,
+            shared_act: act_p,
+            tokens: b as i32,
+        };
+        self.gate_up(
+            &self.moe_gate_up_by_slot,
+            &args,
+            b.div_ceil(MOE_GROUP) as u32,
+        )?;
         Ok(act)
+    }
+
+    /// One launch of a gate/up kernel (decode.cu's `moe_gate_up_by_*`) over `columns` block columns, a warp
+    /// per intermediate row of the wider of the routed and shared experts.
+    fn gate_up(&self, kernel: &CudaFunction, a: &GateUpArgs, columns: u32) -> Result<()> {
+        let mut launch = self.stream.launch_builder(kernel);
+        launch
+            .arg(&a.x)
+            .arg(&a.w)
+            .arg(&a.ids)
+            .arg(&a.act)
+            .arg(&a.slots)
+            .arg(&a.top_k)
+            .arg(&a.h)
+            .arg(&a.inter)
+            .arg(&a.shared_w)
+            .arg(&a.shared_inter)
+            .arg(&a.shared_act)
+            .arg(&a.tokens);
+        let rows = a.inter.max(a.shared_inter) as u32;
+        let blocks = grid(rows.div_ceil(MOE_WARPS), columns, 1);
+        self.run(launch, blocks, MOE_WARPS * 32, 0)
     }
 
     /// Σ of each row's k expert outputs `y` (B·k, H), in expert order, + `shared` (B, H, f32): the MoE's output,
