@@ -15,6 +15,7 @@ pub mod model;
 pub mod ocr;
 pub mod preprocess;
 pub mod prompt;
+pub mod quant;
 pub mod scheduler;
 pub mod synthetic;
 pub mod vision;

@@ -8,6 +8,7 @@ use crate::config::ModelConfig;
 use crate::device::{hand_over, side_stream};
 use crate::error::{EngineError, Result};
 use crate::lm::{FusedDecoder, SequenceCache, TextModel};
+use crate::quant::{checkpoint_source, Int8Weights, WeightFormat, INT8_CACHE};
 use crate::vision::{VisionTower, TILE_SIZE};
 use crate::weights::{TensorSpec, WeightLayout, Weights};
 
@@ -70,6 +71,42 @@ impl Model {
         weights.finish()?;
         tracing::info!(dir = %dir.display(), layout = ?weights.layout(), ?dtype, "model loaded");
         Ok(model)
+    }
+
+    /// [`Self::load`] with the language model's weights in `format`. int8 weights are read from
+    /// [`INT8_CACHE`] in `dir` where an earlier load of the same checkpoint left them, else quantized now and
+    /// written there (a directory that cannot be written to only costs the next load the same work).
+    pub fn load_as(
+        dir: &Path,
+        device: &Device,
+        dtype: DType,
+        format: WeightFormat,
+    ) -> Result<Self> {
+        let model = Self::load(dir, device, dtype)?;
+        match format {
+            WeightFormat::Dense => Ok(model),
+            WeightFormat::Int8 => {
+                let cache = dir.join(INT8_CACHE);
+                model.into_int8(Some(&cache), &checkpoint_source(dir)?)
+            }
+        }
+    }
+
+    /// The model with its language model's weights in int8 (see [`crate::quant`]): read from the GGUF file
+    /// `cache` where it was made from the checkpoint `source`, else quantized now and written there.
+    pub fn into_int8(mut self, cache: Option<&Path>, source: &str) -> Result<Self> {
+        let started = std::time::Instant::now();
+        let mut int8 = Int8Weights::open(cache, source, &self.device);
+        self.text.quantize(&mut int8)?;
+        if let Err(error) = int8.save() {
+            tracing::warn!(%error, "int8 weights could not be cached; the next load quantizes again");
+        }
+        tracing::info!(
+            quantized = int8.quantized(),
+            seconds = started.elapsed().as_secs_f64(),
+            "language model in int8"
+        );
+        Ok(self)
     }
 
     /// A model of `config` with seeded random weights (see [`Weights::random`]), for benchmarks.

@@ -1,18 +1,19 @@
 //! The SwiGLU feed-forward used by the encoder, the dense LM layer and the shared experts.
 
 use candle_core::{Module, Tensor};
-use candle_nn::Linear;
 
+use super::proj::Proj;
 use super::{linear, stacked_linear};
 use crate::error::Result;
+use crate::quant::Int8Weights;
 use crate::weights::Weights;
 
 /// `down(silu(gate(x)) * up(x))`, no biases. Gate and up are stacked into one (2I, H) projection at load, so
 /// both come from one matmul.
 #[derive(Debug, Clone)]
 pub struct SwiGlu {
-    gate_up: Linear,
-    down_proj: Linear,
+    gate_up: Proj,
+    down_proj: Proj,
     intermediate: usize,
 }
 
@@ -26,25 +27,34 @@ impl SwiGlu {
                     (&format!("{prefix}.up_proj"), intermediate),
                 ],
                 hidden,
-            )?,
+            )?
+            .into(),
             down_proj: linear(
                 w,
                 &format!("{prefix}.down_proj"),
                 intermediate,
                 hidden,
                 false,
-            )?,
+            )?
+            .into(),
             intermediate,
         })
     }
 
     /// The stacked gate/up projection (2I, H): rows 0..I gate, I..2I up.
-    pub fn gate_up(&self) -> &Linear {
+    pub fn gate_up(&self) -> &Proj {
         &self.gate_up
     }
 
-    pub fn down_proj(&self) -> &Linear {
+    pub fn down_proj(&self) -> &Proj {
         &self.down_proj
+    }
+
+    /// Both projections in int8, named `{name}.gate_up` and `{name}.down` in `int8`.
+    pub fn quantize(&mut self, int8: &mut Int8Weights, name: &str) -> Result<()> {
+        self.gate_up = self.gate_up.to_int8(int8, &format!("{name}.gate_up"))?;
+        self.down_proj = self.down_proj.to_int8(int8, &format!("{name}.down"))?;
+        Ok(())
     }
 }
 

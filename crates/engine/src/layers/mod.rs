@@ -2,6 +2,7 @@
 
 pub mod mlp;
 pub mod norm;
+pub mod proj;
 pub mod rope;
 
 use candle_core::Tensor;

@@ -4,20 +4,21 @@
 use std::cell::OnceCell;
 
 use candle_core::{DType, Device, Module, Tensor};
-use candle_nn::Linear;
 
 use super::kv_cache::SequenceCache;
 use crate::config::TextConfig;
 use crate::error::{EngineError, Result};
+use crate::layers::proj::Proj;
 use crate::layers::rope::split_heads;
 use crate::layers::{linear, repeat_kv, softmax_f32, stacked_linear};
+use crate::quant::Int8Weights;
 use crate::weights::Weights;
 
 /// q, k and v are stacked into one projection at load: rows [q heads | k heads | v heads].
 #[derive(Debug, Clone)]
 pub struct TextAttention {
-    qkv_proj: Linear,
-    o_proj: Linear,
+    qkv_proj: Proj,
+    o_proj: Proj,
     num_heads: usize,
     num_kv_heads: usize,
     head_dim: usize,
@@ -37,8 +38,9 @@ impl TextAttention {
                     (&format!("{prefix}.v_proj"), kv),
                 ],
                 h,
-            )?,
-            o_proj: linear(w, &format!("{prefix}.o_proj"), cfg.num_heads * hd, h, false)?,
+            )?
+            .into(),
+            o_proj: linear(w, &format!("{prefix}.o_proj"), cfg.num_heads * hd, h, false)?.into(),
             num_heads: cfg.num_heads,
             num_kv_heads: cfg.num_kv_heads,
             head_dim: hd,
@@ -46,12 +48,19 @@ impl TextAttention {
         })
     }
 
-    pub fn qkv_proj(&self) -> &Linear {
+    pub fn qkv_proj(&self) -> &Proj {
         &self.qkv_proj
     }
 
-    pub fn o_proj(&self) -> &Linear {
+    pub fn o_proj(&self) -> &Proj {
         &self.o_proj
+    }
+
+    /// Both projections in int8, named `{name}.qkv` and `{name}.o` in `int8`.
+    pub fn quantize(&mut self, int8: &mut Int8Weights, name: &str) -> Result<()> {
+        self.qkv_proj = self.qkv_proj.to_int8(int8, &format!("{name}.qkv"))?;
+        self.o_proj = self.o_proj.to_int8(int8, &format!("{name}.o"))?;
+        Ok(())
     }
 
     /// (heads, kv heads, head dim).

@@ -1,7 +1,7 @@
 //! Decoder layers and the whole LM: embeddings, layers, final norm, separate lm_head (spec §1.5).
 
 use candle_core::{DType, Module, Tensor};
-use candle_nn::{Embedding, Linear};
+use candle_nn::Embedding;
 
 use super::attention::{CausalMasks, TextAttention};
 use super::fused_decode::FusedDecoder;
@@ -12,7 +12,9 @@ use crate::error::{EngineError, Result};
 use crate::layers::linear;
 use crate::layers::mlp::SwiGlu;
 use crate::layers::norm::RmsNorm;
+use crate::layers::proj::Proj;
 use crate::layers::rope::Rotary;
+use crate::quant::Int8Weights;
 use crate::weights::Weights;
 
 const PREFIX: &str = "language_model";
@@ -94,7 +96,7 @@ pub struct TextModel {
     embed_tokens: Embedding,
     pub(super) layers: Vec<DecoderLayer>,
     pub(super) norm: RmsNorm,
-    pub(super) lm_head: Linear,
+    pub(super) lm_head: Proj,
     pub(super) rotary: Rotary,
 }
 
@@ -108,7 +110,7 @@ impl TextModel {
                 .map(|i| DecoderLayer::load(w, i, cfg))
                 .collect::<Result<_>>()?,
             norm: RmsNorm::load(w, &format!("{PREFIX}.norm"), h, cfg.rms_norm_eps)?,
-            lm_head: linear(w, "lm_head", h, v, false)?,
+            lm_head: linear(w, "lm_head", h, v, false)?.into(),
             rotary: Rotary::new(cfg.rope_theta, cfg.head_dim(), w.device(), w.dtype()),
             cfg: cfg.clone(),
         })
@@ -116,6 +118,26 @@ impl TextModel {
 
     pub fn config(&self) -> &TextConfig {
         &self.cfg
+    }
+
+    /// Every projection, expert and the lm_head in int8, each named for its place in `int8`; the
+    /// embeddings and norms stay as they are. Each layer's dense weights are let go as it is done.
+    pub fn quantize(&mut self, int8: &mut Int8Weights) -> Result<()> {
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            let name = format!("lm.{i}");
+            layer.attn.quantize(int8, &format!("{name}.attn"))?;
+            match &mut layer.ffn {
+                FeedForward::Dense(mlp) => mlp.quantize(int8, &format!("{name}.mlp"))?,
+                FeedForward::Sparse(moe) => moe.quantize(int8, &format!("{name}.moe"))?,
+            }
+        }
+        self.lm_head = self.lm_head.to_int8(int8, "lm_head")?;
+        Ok(())
+    }
+
+    /// Whether [`Self::quantize`] made the weights int8.
+    pub fn is_int8(&self) -> bool {
+        self.lm_head.is_int8()
     }
 
     /// The token embedding table (V, H).

@@ -85,6 +85,10 @@ mod gpu {
             sums: Sums,
         ) -> Result<Option<Self>> {
             let cfg = model.config();
+            // The kernels read weights in the model's dtype; int8 runs on candle's quantized kernels.
+            if model.is_int8() {
+                return Ok(None);
+            }
             if !Kernels::supports(
                 cfg.head_dim(),
                 cfg.hidden_size,
@@ -215,7 +219,7 @@ mod gpu {
             // The norm in a launch of its own: normalising the rows again in every block of the 331 MB lm_head
             // kept the row kernel well below cuBLAS's ~2.8 TB/s; without it, it keeps pace at one row.
             let normed = k.rms_norm(&x, model.norm.weight(), model.norm.eps())?;
-            let logits = k.linear(&normed, &model.lm_head, self.sums)?;
+            let logits = k.linear(&normed, model.lm_head.dense()?, self.sums)?;
             k.greedy_pick(&logits, inputs)
         }
 
@@ -230,10 +234,10 @@ mod gpu {
             let k = &self.kernels;
             let heads = layer.attn.heads();
             let (norm, eps) = (layer.input_norm.weight(), layer.input_norm.eps());
-            let qkv = k.norm_linear(x, norm, eps, layer.attn.qkv_proj(), self.sums)?;
+            let qkv = k.norm_linear(x, norm, eps, layer.attn.qkv_proj().dense()?, self.sums)?;
             let q = k.rope_kv_write(&qkv, inputs, index, heads)?;
             let attn = k.attention(&q, inputs, index, heads, self.sums)?;
-            let attn = k.linear(&attn, layer.attn.o_proj(), self.sums)?;
+            let attn = k.linear(&attn, layer.attn.o_proj().dense()?, self.sums)?;
             let (weight, eps) = (layer.post_norm.weight(), layer.post_norm.eps());
             match &layer.ffn {
                 FeedForward::Dense(mlp) => {
@@ -250,7 +254,7 @@ mod gpu {
                     let (Some(sum), Some(normed)) = (&routed.sum, &routed.normed) else {
                         return Err(EngineError::Cuda("the router did not keep the norm".into()));
                     };
-                    let (experts, shared) = expert_mlps(moe);
+                    let (experts, shared) = expert_mlps(moe)?;
                     let (ids, weights) = (&routed.ids, &routed.weights);
                     let (y, shared) =
                         k.moe_experts(normed, experts, shared, ids, weights, self.sums)?;
@@ -264,7 +268,7 @@ mod gpu {
         pub fn moe(&self, moe: &Moe, x: &Tensor, residual: Option<&Tensor>) -> Result<Tensor> {
             let k = &self.kernels;
             let routed = k.route_experts(x, None, &router(moe))?;
-            let (experts, shared) = expert_mlps(moe);
+            let (experts, shared) = expert_mlps(moe)?;
             let (ids, weights) = (&routed.ids, &routed.weights);
             let (y, shared) = k.moe_experts(x, experts, shared, ids, weights, Sums::Fastest)?;
             k.moe_combine(&y, shared.as_ref(), residual, moe.top_k)
@@ -273,22 +277,23 @@ mod gpu {
         /// A dense SwiGLU MLP on `x` (n, H).
         fn mlp(&self, mlp: &SwiGlu, x: &Tensor) -> Result<Tensor> {
             let k = &self.kernels;
-            let act = k.swiglu(x, mlp.gate_up().weight(), self.sums)?;
-            k.linear(&act, mlp.down_proj(), self.sums)
+            let act = k.swiglu(x, mlp.gate_up().dense()?.weight(), self.sums)?;
+            k.linear(&act, mlp.down_proj().dense()?, self.sums)
         }
     }
 
     /// The layer's routed experts, stacked, and its shared experts if it has them.
-    fn expert_mlps(moe: &Moe) -> (Mlp<'_>, Option<Mlp<'_>>) {
-        let routed = Mlp {
-            gate_up: &moe.gate_up,
-            down: &moe.down,
+    fn expert_mlps(moe: &Moe) -> Result<(Mlp<'_>, Option<Mlp<'_>>)> {
+        let (gate_up, down) = moe.dense_experts()?;
+        let routed = Mlp { gate_up, down };
+        let shared = match &moe.shared {
+            Some(mlp) => Some(Mlp {
+                gate_up: mlp.gate_up().dense()?.weight(),
+                down: mlp.down_proj().dense()?.weight(),
+            }),
+            None => None,
         };
-        let shared = moe.shared.as_ref().map(|mlp| Mlp {
-            gate_up: mlp.gate_up().weight(),
-            down: mlp.down_proj().weight(),
-        });
-        (routed, shared)
+        Ok((routed, shared))
     }
 
     fn router(moe: &Moe) -> Router<'_> {

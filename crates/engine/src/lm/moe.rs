@@ -6,15 +6,26 @@ use candle_core::{DType, Module, Tensor};
 use crate::config::TextConfig;
 use crate::error::Result;
 use crate::layers::mlp::SwiGlu;
+use crate::quant::{Int8Experts, Int8Weights};
 use crate::weights::Weights;
 
-/// Router weights and the experts stacked as gate_up (E, 2I, H) and down (E, H, I).
+/// The routed experts.
+#[derive(Debug, Clone)]
+pub enum Experts {
+    /// Stacked as gate_up (E, 2I, H) and down (E, H, I), in the model's dtype.
+    Dense {
+        gate_up: Tensor,
+        down: Tensor,
+    },
+    Int8(Int8Experts),
+}
+
+/// Router weights, the routed experts and the shared ones.
 #[derive(Debug, Clone)]
 pub struct Moe {
     /// (E, H) in f32: the reference casts both the hidden state and the gate weight to f32.
     pub(super) gate: Tensor,
-    pub(super) gate_up: Tensor,
-    pub(super) down: Tensor,
+    pub(super) experts: Experts,
     pub(super) shared: Option<SwiGlu>,
     pub(super) top_k: usize,
     intermediate: usize,
@@ -48,14 +59,39 @@ impl Moe {
         };
         Ok(Self {
             gate: w.get_as(&format!("{prefix}.gate.weight"), &[e, h], DType::F32)?,
-            gate_up: w.get(&format!("{prefix}.experts.gate_up_proj"), &[e, 2 * i, h])?,
-            down: w.get(&format!("{prefix}.experts.down_proj"), &[e, h, i])?,
+            experts: Experts::Dense {
+                gate_up: w.get(&format!("{prefix}.experts.gate_up_proj"), &[e, 2 * i, h])?,
+                down: w.get(&format!("{prefix}.experts.down_proj"), &[e, h, i])?,
+            },
             shared,
             top_k: cfg.num_experts_per_tok,
             intermediate: i,
             scaling: cfg.routed_scaling_factor,
             norm_topk: cfg.norm_topk_prob,
         })
+    }
+
+    /// The stacked experts in the model's dtype, which the fused kernels read: (gate_up, down).
+    #[cfg(feature = "cuda")]
+    pub(super) fn dense_experts(&self) -> Result<(&Tensor, &Tensor)> {
+        match &self.experts {
+            Experts::Dense { gate_up, down } => Ok((gate_up, down)),
+            Experts::Int8(_) => Err(crate::layers::proj::int8_not_fused()),
+        }
+    }
+
+    /// The experts (routed and shared) in int8, named `{name}.experts` and `{name}.shared` in `int8`.
+    pub(super) fn quantize(&mut self, int8: &mut Int8Weights, name: &str) -> Result<()> {
+        if let Experts::Dense { gate_up, down } = &self.experts {
+            let experts = format!("{name}.experts");
+            if let Some(q) = Int8Experts::new(int8, &experts, gate_up, down)? {
+                self.experts = Experts::Int8(q);
+            }
+        }
+        if let Some(shared) = &mut self.shared {
+            shared.quantize(int8, &format!("{name}.shared"))?;
+        }
+        Ok(())
     }
 
     /// Softmax over the router logits in f32 and the top-k experts of each token (ties go to the lower index).
@@ -83,6 +119,39 @@ impl Moe {
 
     /// `x`: (n, H) → (n, H): Σ_k w_k · expert_k(x) + shared(x).
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let routed = match self.chosen_on_device(x)? {
+            Some(routed) => routed,
+            None => self.each_expert(x)?,
+        };
+        let mut out = routed.to_dtype(x.dtype())?;
+        if let Some(shared) = &self.shared {
+            out = (out + shared.forward(x)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The routed experts' sum (n, H) in f32, routed on the GPU, each token reading only its experts'
+    /// weights: stacked int8 experts only (None otherwise).
+    fn chosen_on_device(&self, x: &Tensor) -> Result<Option<Tensor>> {
+        let Experts::Int8(q @ Int8Experts::Stacked { .. }) = &self.experts else {
+            return Ok(None);
+        };
+        let logits = x.to_dtype(DType::F32)?.matmul(&self.gate.t()?)?;
+        let probs = candle_nn::ops::softmax_last_dim(&logits)?;
+        let ids = probs
+            .arg_sort_last_dim(false)?
+            .narrow(1, 0, self.top_k)?
+            .contiguous()?;
+        let mut weights = probs.gather(&ids, 1)?;
+        if self.norm_topk {
+            weights = weights.broadcast_div(&weights.sum_keepdim(1)?)?;
+        }
+        let weights = (weights * self.scaling)?;
+        q.forward_chosen(x, &ids, &weights, self.intermediate)
+    }
+
+    /// The routed experts' sum (n, H) in f32, routed on the host and run expert by expert, as the reference.
+    fn each_expert(&self, x: &Tensor) -> Result<Tensor> {
         let (n, h) = x.dims2()?;
         let routing = self.route_experts(x)?;
         let n_experts = self.gate.dim(0)?;
@@ -107,19 +176,23 @@ impl Moe {
             let w = Tensor::new(weights[e].as_slice(), x.device())?.unsqueeze(1)?;
             out = out.index_add(&idx, &y.broadcast_mul(&w)?, 0)?;
         }
-        let mut out = out.to_dtype(x.dtype())?;
-        if let Some(shared) = &self.shared {
-            out = (out + shared.forward(x)?)?;
-        }
         Ok(out)
     }
 
     /// One routed expert's SwiGLU on its tokens: gate and up are the two halves of the stacked rows.
     fn expert(&self, e: usize, xs: &Tensor) -> Result<Tensor> {
-        let gate_up = xs.matmul(&self.gate_up.get(e)?.t()?)?;
+        let (gate_up, down) = match &self.experts {
+            Experts::Dense { gate_up, down } => (gate_up, down),
+            Experts::Int8(q) => {
+                return q.expert(e, xs, self.intermediate)?.ok_or_else(|| {
+                    crate::error::EngineError::Input("stacked int8 experts run together".into())
+                })
+            }
+        };
+        let gate_up = xs.matmul(&gate_up.get(e)?.t()?)?;
         let gate = gate_up.narrow(1, 0, self.intermediate)?;
         let up = gate_up.narrow(1, self.intermediate, self.intermediate)?;
         let act = (candle_nn::ops::silu(&gate)? * up)?;
-        Ok(act.matmul(&self.down.get(e)?.t()?)?)
+        Ok(act.matmul(&down.get(e)?.t()?)?)
     }
 }

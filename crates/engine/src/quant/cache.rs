@@ -1,0 +1,159 @@
+//! Where int8 matrices come from: a GGUF file written by an earlier load of the same checkpoint, or
+//! quantization now. A cache that is missing, cut short, or made from other weights is quantized again and
+//! rewritten; it never fails a load.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use candle_core::quantized::gguf_file::{self, Content, Value};
+use candle_core::quantized::QTensor;
+use candle_core::{Device, Tensor};
+
+use super::INT8;
+use crate::error::{EngineError, Result};
+
+/// The GGUF key naming the checkpoint a cache was made from.
+const SOURCE_KEY: &str = "deepread.int8.source";
+
+/// The int8 matrices of one model: read from the cache where it has them, quantized otherwise.
+pub struct Int8Weights {
+    device: Device,
+    source: String,
+    path: Option<PathBuf>,
+    cached: Option<(Content, BufReader<File>)>,
+    /// Every matrix handed out, in order, for [`Int8Weights::save`].
+    tensors: Vec<(String, Arc<QTensor>)>,
+    quantized: usize,
+}
+
+impl Int8Weights {
+    /// Matrices for a model on `device` made from the checkpoint `source` (see [`checkpoint_source`]), read
+    /// from the GGUF file `cache` where it was made from the same checkpoint.
+    pub fn open(cache: Option<&Path>, source: &str, device: &Device) -> Self {
+        let cached = cache.and_then(|path| read_cache(path, source));
+        Self {
+            device: device.clone(),
+            source: source.to_string(),
+            path: cache.map(Path::to_path_buf),
+            cached,
+            tensors: Vec::new(),
+            quantized: 0,
+        }
+    }
+
+    /// Whether `dense`'s rows split into whole Q8_0 blocks.
+    pub fn fits(&self, dense: &Tensor) -> Result<bool> {
+        Ok(dense.dims().last().copied().unwrap_or(0) % INT8.block_size() == 0)
+    }
+
+    /// The int8 form of `dense` (its last dim is the one summed over), named `name` in the cache.
+    pub fn matrix(&mut self, name: &str, dense: &Tensor) -> Result<Arc<QTensor>> {
+        let q = match self.read(name, dense) {
+            Some(q) => q,
+            None => {
+                self.quantized += 1;
+                QTensor::quantize(dense, INT8)?
+            }
+        };
+        let q = Arc::new(q);
+        self.tensors.push((name.to_string(), q.clone()));
+        Ok(q)
+    }
+
+    /// How many matrices were quantized now rather than read from the cache.
+    pub fn quantized(&self) -> usize {
+        self.quantized
+    }
+
+    /// Writes the cache when a matrix was quantized now (to a side file first, then renamed over the old
+    /// one, so that a process killed mid-write leaves the old cache or none). Returns whether it wrote.
+    pub fn save(&self) -> Result<bool> {
+        let Some(path) = self.path.as_deref().filter(|_| self.quantized > 0) else {
+            return Ok(false);
+        };
+        let part = path.with_extension("gguf.part");
+        let io = |source| EngineError::Io {
+            path: part.clone(),
+            source,
+        };
+        let mut out = BufWriter::new(File::create(&part).map_err(io)?);
+        let source = Value::String(self.source.clone());
+        let tensors: Vec<(&str, &QTensor)> = self
+            .tensors
+            .iter()
+            .map(|(name, q)| (name.as_str(), q.as_ref()))
+            .collect();
+        gguf_file::write(&mut out, &[(SOURCE_KEY, &source)], &tensors)?;
+        out.into_inner()
+            .map_err(|e| io(e.into_error()))?
+            .sync_all()
+            .map_err(io)?;
+        std::fs::rename(&part, path).map_err(io)?;
+        tracing::info!(path = %path.display(), matrices = tensors.len(), "int8 weights cached");
+        Ok(true)
+    }
+
+    /// `name` from the cache, when it is there whole and has `dense`'s shape.
+    fn read(&mut self, name: &str, dense: &Tensor) -> Option<QTensor> {
+        let (content, file) = self.cached.as_mut()?;
+        content.tensor_infos.get(name)?;
+        match content.tensor(file, name, &self.device) {
+            Ok(q) if q.shape() == dense.shape() && q.dtype() == INT8 => Some(q),
+            Ok(q) => {
+                tracing::warn!(name, shape = ?q.shape(), "int8 cache holds another shape; quantizing again");
+                None
+            }
+            Err(error) => {
+                tracing::warn!(name, %error, "int8 cache unreadable; quantizing again");
+                None
+            }
+        }
+    }
+}
+
+/// The cache at `path`, if it opens and was made from `source`.
+fn read_cache(path: &Path, source: &str) -> Option<(Content, BufReader<File>)> {
+    let mut file = BufReader::new(File::open(path).ok()?);
+    let content = match Content::read(&mut file) {
+        Ok(content) => content,
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "int8 cache unreadable; quantizing again");
+            return None;
+        }
+    };
+    match content.metadata.get(SOURCE_KEY) {
+        Some(Value::String(made_from)) if made_from == source => Some((content, file)),
+        _ => {
+            tracing::info!(path = %path.display(), "int8 cache made from other weights; quantizing again");
+            None
+        }
+    }
+}
+
+/// What identifies a checkpoint directory's weights for the cache: each file's name, size and modification
+/// time (hashing 6 GB at every load would cost more than quantizing).
+pub fn checkpoint_source(dir: &Path) -> Result<String> {
+    let io = |source| EngineError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut parts = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.ends_with(".safetensors") || name == "config.json") {
+            continue;
+        }
+        let meta = entry.metadata().map_err(io)?;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs());
+        parts.push(format!("{name}:{}:{modified}", meta.len()));
+    }
+    parts.sort();
+    Ok(parts.join(";"))
+}

@@ -1,0 +1,40 @@
+//! int8 weights, opt-in: the language model's projections, experts and lm_head quantized to candle's Q8_0
+//! (blocks of 32 weights with an f16 scale) at load, from the checkpoint in the model's dtype, and kept in a
+//! GGUF file so that later loads read them instead of quantizing again. The vision tower, the embeddings and
+//! the norms stay as loaded.
+
+mod cache;
+mod experts;
+
+pub use cache::{checkpoint_source, Int8Weights};
+pub use experts::Int8Experts;
+
+use candle_core::quantized::GgmlDType;
+
+/// The file in a model directory that holds its int8 weights once made.
+pub const INT8_CACHE: &str = "deepread-int8.gguf";
+
+/// The quantized type every int8 matrix uses.
+pub(crate) const INT8: GgmlDType = GgmlDType::Q8_0;
+
+/// How the language model's weights are held in memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WeightFormat {
+    /// As the model's dtype (bf16 on a GPU): the fused decode kernels run.
+    #[default]
+    Dense,
+    /// int8 with a scale per block of 32: about half the memory, decoded on candle's quantized kernels.
+    Int8,
+}
+
+impl std::str::FromStr for WeightFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "bf16" | "dense" => Ok(WeightFormat::Dense),
+            "int8" => Ok(WeightFormat::Int8),
+            other => Err(format!("unknown weight format `{other}` (bf16 or int8)")),
+        }
+    }
+}
