@@ -11,8 +11,9 @@ mkdir -p .gpu
 newest() { ls -t $T/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -1; }
 wanted=" $* "
 for pair in "$T/deepread:deepread" "$(newest fused_decode):fused_decode" \
-  "$(newest flash_attention):flash_attention" "$(newest vision_kernels):vision_kernels" \
-  "$T/examples/full_size_parity:full_size_parity" "$T/examples/continuous_parity:continuous_parity"; do
+  "$(newest flash_attention):flash_attention" "$(newest vision_kernels):vision_kernels" "$(newest int8):int8" \
+  "$T/examples/full_size_parity:full_size_parity" "$T/examples/continuous_parity:continuous_parity" \
+  "$T/examples/int8_agreement:int8_agreement"; do
   src=${pair%%:*} name=${pair##*:}
   [ $# -eq 0 ] || [[ $wanted == *" $name "* ]] || continue
   strip -o "/tmp/$name" "$src" && xz -T2 -6 -c "/tmp/$name" > ".gpu/$name.xz"
@@ -28,4 +29,7 @@ cp -f .deps/pdfium/libpdfium.so "$paper" \
 mkdir -p .gpu/remote
 cp -f "$shared"/fixtures/tokenizer/{tokenizer,tokenizer_config,special_tokens_map}.json .gpu/remote/
 pdfunite "$paper" "$paper" "$paper" .gpu/remote/pages42.pdf
+# For the int8 step: real DeepSeek-OCR output text (docling's examples, MIT) to teacher-force.
+mkdir -p .gpu/int8
+cp -f "$shared"/fixtures/grounding/with_source/docling_md_deepseek/*.md .gpu/int8/
 ls -la .gpu

@@ -16,6 +16,7 @@ use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
     engine_placement, locate_model, DeepSeekOcr2, ReadingMode, Recognizer, TextLayerRecognizer,
 };
+use deepread_engine::quant::WeightFormat;
 use deepread_pdf::Document;
 use deepread_store::Store;
 
@@ -69,6 +70,10 @@ pub struct ConvertArgs {
     /// Most pages the model reads at once (default: as many as the GPU's memory holds, up to 64; 4 on the CPU).
     #[arg(long)]
     in_flight: Option<usize>,
+    /// The language model's weights: bf16, or int8 (half the memory; quantized at the first use and kept
+    /// beside the model, then read from there).
+    #[arg(long, default_value = "bf16")]
+    weights: WeightFormat,
     /// Cache file (default: the platform's data folder).
     #[arg(long)]
     cache: Option<PathBuf>,
@@ -203,6 +208,7 @@ fn recognizer(args: &ConvertArgs) -> Result<Box<dyn Recognizer>, Failure> {
             args.model.as_deref(),
             args.mode.into(),
             args.in_flight,
+            args.weights,
         )?),
     })
 }
@@ -212,9 +218,10 @@ pub(crate) fn load_model(
     explicit: Option<&Path>,
     mode: ReadingMode,
     slots: Option<usize>,
+    weights: WeightFormat,
 ) -> Result<DeepSeekOcr2, Failure> {
     let dir = locate_model(explicit).map_err(Failure::model)?;
-    let model = DeepSeekOcr2::load(&dir, mode, slots).map_err(Failure::model)?;
+    let model = DeepSeekOcr2::load_as(&dir, mode, slots, weights).map_err(Failure::model)?;
     let placement = engine_placement();
     eprintln!(
         "DeepSeek-OCR-2 from {} on {}",

@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 
 use crate::convert::load_model;
 use crate::failure::Failure;
+use deepread_engine::quant::WeightFormat;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -33,6 +34,9 @@ pub struct ServeArgs {
     /// Most pages decoding together (default: as many as the GPU's memory holds, up to 64; 4 on the CPU).
     #[arg(long)]
     slots: Option<usize>,
+    /// The language model's weights: bf16, or int8 (see `deepread convert --weights`).
+    #[arg(long, default_value = "bf16")]
+    weights: WeightFormat,
     /// Pages that may wait for a slot; past them requests get 429 with Retry-After.
     #[arg(long, default_value_t = DEFAULT_QUEUE, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     queue: usize,
@@ -42,7 +46,12 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let api_key = std::env::var(API_KEY_ENV)
         .ok()
         .filter(|key| !key.trim().is_empty());
-    let model = load_model(args.model.as_deref(), ReadingMode::Layout, args.slots)?;
+    let model = load_model(
+        args.model.as_deref(),
+        ReadingMode::Layout,
+        args.slots,
+        args.weights,
+    )?;
     let options = ServeOptions {
         served_model_name: args.served_model_name,
         queue: args.queue,

@@ -10,9 +10,10 @@ use image::RgbImage;
 use crate::engine::{Engine, Flow, GenerateEvent, PageInput, PageOutput, PageStats};
 use crate::error::{EngineError, Result};
 use crate::generate::GenerateOptions;
-use crate::model::PageImage;
+use crate::model::{Model, PageImage};
 use crate::preprocess::{preprocess, PreprocessConfig};
 use crate::prompt::{build_prompt_ids, TextStreamer, Tokenizer};
+use crate::quant::WeightFormat;
 use crate::scheduler::{PageSource, Schedule, ScheduleReport};
 
 /// What [`Ocr::read`] reports while pages are generated.
@@ -50,10 +51,20 @@ pub struct Ocr {
 impl Ocr {
     /// Loads `dir` (config.json, tokenizer.json, safetensors).
     pub fn load(dir: &Path, device: &Device, dtype: DType) -> Result<Self> {
+        Self::load_as(dir, device, dtype, WeightFormat::Dense)
+    }
+
+    /// [`Ocr::load`] with the language model's weights in `format` ([`Model::load_as`]).
+    pub fn load_as(
+        dir: &Path,
+        device: &Device,
+        dtype: DType,
+        format: WeightFormat,
+    ) -> Result<Self> {
         let tokenizer =
             Tokenizer::from_model_dir(dir).map_err(|e| EngineError::Input(e.to_string()))?;
         Ok(Ocr {
-            engine: Engine::load(dir, device, dtype)?,
+            engine: Engine::new(Model::load_as(dir, device, dtype, format)?)?,
             tokenizer,
             preprocess: PreprocessConfig::default(),
         })

@@ -65,10 +65,12 @@ fn compare(got: &[Vec<f32>], want: &[Vec<f32>]) -> (f64, usize) {
     ((err2 / ref2).sqrt(), flips)
 }
 
-#[test]
-fn int8_logits_stay_within_twice_what_bf16_rounding_moves_them() {
+/// The int8 model on `device` against the f32 model on the CPU, with the bf16 model's own distance as the bar.
+fn check_int8_against_bf16_rounding(device: &Device) {
     let f32_logits = rows(&teacher_forced(&dense()));
-    let int8 = dense().into_int8(None, "tiny").unwrap();
+    let int8 = Model::load(&fixtures().join("tiny_native"), device, DType::F32)
+        .and_then(|m| m.into_int8(None, "tiny"))
+        .unwrap();
     assert!(int8.text().is_int8());
     let (int8_err, int8_flips) = compare(&rows(&teacher_forced(&int8)), &f32_logits);
     // The yardstick: the same model in bf16, whose weights and activations are rounded to 8 significant bits,
@@ -93,6 +95,22 @@ fn int8_logits_stay_within_twice_what_bf16_rounding_moves_them() {
         int8_flips <= 2 * bf16_flips.max(1),
         "int8 changed {int8_flips} top-1, bf16 {bf16_flips}"
     );
+}
+
+#[test]
+fn int8_logits_stay_within_twice_what_bf16_rounding_moves_them() {
+    check_int8_against_bf16_rounding(&Device::Cpu);
+}
+
+/// candle's CUDA quantized kernels (activations to Q8_1, MMVQ and MMQ) against the same bar. On the H100 the
+/// tiny model's logits came back NaN (2026-11-27), while the full config's agreed with bf16 on 256 of 256
+/// teacher-forced positions (examples/int8_agreement.rs): some of candle's kernels do not take the tiny
+/// model's 32- and 64-wide rows. Run by hand (`--ignored`) until that is found.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "candle's CUDA quantized kernels give NaN on the tiny model's narrow rows; see the comment"]
+fn int8_on_the_gpu_stays_within_twice_what_bf16_rounding_moves_them() {
+    check_int8_against_bf16_rounding(&deepread_engine::engine_gpu(0).expect("a CUDA device"));
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! `deepread bench`'s default: the same page in batches of fixed sizes, each page generating exactly
 //! `--tokens` tokens.
 
-use candle_core::DType;
 use deepread_engine::config::TextConfig;
 use deepread_engine::device::memory_used;
 use deepread_engine::{
@@ -27,7 +26,13 @@ pub(super) fn run(
         .iter()
         .map(|&n| time_batch(engine, page, n, args.tokens))
         .collect::<Result<Vec<_>, _>>()?;
-    let step_bytes = decode_bytes(&engine.model().config().text, setting.placement.dtype);
+    let text = engine.model().text();
+    let bytes_per_weight = match text.is_int8() {
+        // Q8_0: 32 int8 weights and an f16 scale in 34 bytes.
+        true => 34.0 / 32.0,
+        false => setting.placement.dtype.size_in_bytes() as f64,
+    };
+    let step_bytes = decode_bytes(text.config(), bytes_per_weight);
     print_report(args, setting, page.prompt_ids.len(), step_bytes, &rows);
     Ok(())
 }
@@ -91,7 +96,7 @@ fn row_of(pages: usize, outputs: &[PageOutput], memory_bytes: Option<usize>) -> 
 
 /// Weight bytes one batch-1 decode step must read: attention, the dense MLPs, the shared and top-k routed experts
 /// and the router of each MoE layer, the norms, one embedding row and the lm_head.
-pub(super) fn decode_bytes(t: &TextConfig, dtype: DType) -> f64 {
+pub(super) fn decode_bytes(t: &TextConfig, bytes_per_weight: f64) -> f64 {
     let h = t.hidden_size;
     let kv = t.num_kv_heads * t.head_dim();
     let attention = 2 * h * h + 2 * h * kv;
@@ -102,7 +107,7 @@ pub(super) fn decode_bytes(t: &TextConfig, dtype: DType) -> f64 {
     let layers =
         t.num_layers * (attention + 2 * h) + sparse * moe_mlp + (t.num_layers - sparse) * dense_mlp;
     let params = layers + h + h + t.vocab_size * h;
-    (params * dtype.size_in_bytes()) as f64
+    params as f64 * bytes_per_weight
 }
 
 fn print_report(

@@ -18,6 +18,7 @@ use candle_core::{DType, Device};
 use clap::Args;
 use deepread_engine::config::ModelConfig;
 use deepread_engine::device::Placement;
+use deepread_engine::quant::WeightFormat;
 use deepread_engine::synthetic;
 use deepread_engine::{DecodePath, Engine, Model};
 
@@ -47,6 +48,10 @@ pub struct BenchArgs {
     /// page's tokens do not depend on the pages beside it.
     #[arg(long)]
     batch_invariant: bool,
+    /// The language model's weights: bf16 (as loaded, the fused kernels) or int8 (quantized at load, candle's
+    /// quantized kernels; a model folder's int8 weights are cached beside it).
+    #[arg(long, default_value = "bf16")]
+    weights: WeightFormat,
     /// Device memory bandwidth for the floor, GB/s; 3000 is the H100's as measured in shared/gpu/README.md.
     #[arg(long, default_value_t = 3000.0)]
     bandwidth_gbs: f64,
@@ -86,7 +91,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     } else {
         DecodePath::Fused
     };
-    let (model, weights) = load_model(args.model.as_deref(), &device, dtype)?;
+    let (model, weights) = load_model(args.model.as_deref(), &device, dtype, args.weights)?;
     let engine = Engine::new(model)
         .and_then(|e| e.with_decode_path(path))
         .map_err(Failure::model)?;
@@ -103,16 +108,29 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     }
 }
 
-/// The model of `dir`, or random weights of DeepSeek-OCR-2's config; and how the report names them.
+/// The model of `dir`, or random weights of DeepSeek-OCR-2's config, its LM's weights in `format`; and how the
+/// report names them.
 fn load_model(
     dir: Option<&Path>,
     device: &Device,
     dtype: DType,
+    format: WeightFormat,
 ) -> Result<(Model, String), Failure> {
+    let named = |what: String| match format {
+        WeightFormat::Dense => what,
+        WeightFormat::Int8 => format!("{what}, int8 language model"),
+    };
     let Some(dir) = dir else {
         let model = Model::random(ModelConfig::deepseek_ocr2(), device, dtype, RANDOM_SEED)
+            .and_then(|m| match format {
+                WeightFormat::Dense => Ok(m),
+                WeightFormat::Int8 => m.into_int8(None, "random"),
+            })
             .map_err(Failure::model)?;
-        return Ok((model, "random weights of DeepSeek-OCR-2's config".into()));
+        return Ok((
+            model,
+            named("random weights of DeepSeek-OCR-2's config".into()),
+        ));
     };
     if !dir.join("config.json").is_file() {
         return Err(Failure::Model(format!(
@@ -120,6 +138,6 @@ fn load_model(
             dir.display()
         )));
     }
-    let model = Model::load(dir, device, dtype).map_err(Failure::model)?;
-    Ok((model, dir.display().to_string()))
+    let model = Model::load_as(dir, device, dtype, format).map_err(Failure::model)?;
+    Ok((model, named(dir.display().to_string())))
 }

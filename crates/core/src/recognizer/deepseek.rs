@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use deepread_engine::device::{place, Placement};
 use deepread_engine::preprocess::{preprocess, PreprocessConfig};
 use deepread_engine::prompt::{build_prompt_ids, PromptPreset, Tokenizer};
+use deepread_engine::quant::WeightFormat;
 use deepread_engine::{
     EngineError, Flow, GenerateOptions, Ocr, PageImage, PageSource, Pull, Schedule, TextEvent,
 };
@@ -126,18 +127,34 @@ impl DeepSeekOcr2 {
     /// Loads the model in `dir` on the best device there is. `slots`: at most this many pages decoding
     /// together (`None`: as many as the device's memory holds).
     pub fn load(dir: &Path, mode: ReadingMode, slots: Option<usize>) -> Result<Self, ModelError> {
+        Self::load_as(dir, mode, slots, WeightFormat::Dense)
+    }
+
+    /// [`Self::load`] with the language model's weights in `weights` (int8: quantized at the first load and
+    /// cached beside the checkpoint). Pages read in int8 are cached apart from those read in bf16.
+    pub fn load_as(
+        dir: &Path,
+        mode: ReadingMode,
+        slots: Option<usize>,
+        weights: WeightFormat,
+    ) -> Result<Self, ModelError> {
         if !dir.join("config.json").is_file() {
             return Err(ModelError::NotAModel(dir.to_path_buf()));
         }
         let placement = engine_placement();
-        tracing::info!(dir = %dir.display(), device = %placement.describe(), "loading DeepSeek-OCR-2");
-        let ocr = Ocr::load(dir, &placement.device, placement.dtype).map_err(|source| {
-            ModelError::Load {
-                dir: dir.to_path_buf(),
-                source,
-            }
-        })?;
-        let files = hash_model_files(dir)?;
+        tracing::info!(dir = %dir.display(), device = %placement.describe(), ?weights, "loading DeepSeek-OCR-2");
+        let ocr =
+            Ocr::load_as(dir, &placement.device, placement.dtype, weights).map_err(|source| {
+                ModelError::Load {
+                    dir: dir.to_path_buf(),
+                    source,
+                }
+            })?;
+        let mut files = hash_model_files(dir)?;
+        // bf16 adds nothing, so pages cached before int8 existed stay valid.
+        if weights == WeightFormat::Int8 {
+            files.update(b"weights int8");
+        }
         let options = GenerateOptions::default();
         let fingerprint = fingerprint(&files, mode, Resolution::default(), &options);
         let schedule = Schedule::for_engine(ocr.engine());

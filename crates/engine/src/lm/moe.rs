@@ -119,38 +119,15 @@ impl Moe {
 
     /// `x`: (n, H) → (n, H): Σ_k w_k · expert_k(x) + shared(x).
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let routed = match self.chosen_on_device(x)? {
-            Some(routed) => routed,
-            None => self.each_expert(x)?,
-        };
-        let mut out = routed.to_dtype(x.dtype())?;
+        let mut out = self.each_expert(x)?.to_dtype(x.dtype())?;
         if let Some(shared) = &self.shared {
             out = (out + shared.forward(x)?)?;
         }
         Ok(out)
     }
 
-    /// The routed experts' sum (n, H) in f32, routed on the GPU, each token reading only its experts'
-    /// weights: stacked int8 experts only (None otherwise).
-    fn chosen_on_device(&self, x: &Tensor) -> Result<Option<Tensor>> {
-        let Experts::Int8(q @ Int8Experts::Stacked { .. }) = &self.experts else {
-            return Ok(None);
-        };
-        let logits = x.to_dtype(DType::F32)?.matmul(&self.gate.t()?)?;
-        let probs = candle_nn::ops::softmax_last_dim(&logits)?;
-        let ids = probs
-            .arg_sort_last_dim(false)?
-            .narrow(1, 0, self.top_k)?
-            .contiguous()?;
-        let mut weights = probs.gather(&ids, 1)?;
-        if self.norm_topk {
-            weights = weights.broadcast_div(&weights.sum_keepdim(1)?)?;
-        }
-        let weights = (weights * self.scaling)?;
-        q.forward_chosen(x, &ids, &weights, self.intermediate)
-    }
-
-    /// The routed experts' sum (n, H) in f32, routed on the host and run expert by expert, as the reference.
+    /// The routed experts' sum (n, H) in f32, routed on the host and run expert by expert, as the reference
+    /// does.
     fn each_expert(&self, x: &Tensor) -> Result<Tensor> {
         let (n, h) = x.dims2()?;
         let routing = self.route_experts(x)?;
@@ -183,11 +160,7 @@ impl Moe {
     fn expert(&self, e: usize, xs: &Tensor) -> Result<Tensor> {
         let (gate_up, down) = match &self.experts {
             Experts::Dense { gate_up, down } => (gate_up, down),
-            Experts::Int8(q) => {
-                return q.expert(e, xs, self.intermediate)?.ok_or_else(|| {
-                    crate::error::EngineError::Input("stacked int8 experts run together".into())
-                })
-            }
+            Experts::Int8(q) => return q.expert(e, xs, self.intermediate),
         };
         let gate_up = xs.matmul(&gate_up.get(e)?.t()?)?;
         let gate = gate_up.narrow(1, 0, self.intermediate)?;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::QTensor;
-use candle_core::{Device, Tensor};
+use candle_core::{DType, Device, Tensor};
 
 use super::INT8;
 use crate::error::{EngineError, Result};
@@ -54,7 +54,10 @@ impl Int8Weights {
             Some(q) => q,
             None => {
                 self.quantized += 1;
-                QTensor::quantize(dense, INT8)?
+                // candle quantizes the tensor's whole storage, whatever its layout: a view (one expert of a
+                // stack) must be a tensor of its own first.
+                let own = dense.to_dtype(DType::F32)?.force_contiguous()?;
+                QTensor::quantize(&own, INT8)?
             }
         };
         let q = Arc::new(q);

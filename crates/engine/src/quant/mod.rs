@@ -3,9 +3,11 @@
 //! GGUF file so that later loads read them instead of quantizing again. The vision tower, the embeddings and
 //! the norms stay as loaded.
 
+mod agreement;
 mod cache;
 mod experts;
 
+pub use agreement::Agreement;
 pub use cache::{checkpoint_source, Int8Weights};
 pub use experts::Int8Experts;
 
