@@ -2,6 +2,7 @@
 //! the desktop app.
 
 mod bench;
+mod check_quant;
 mod convert;
 mod failure;
 mod models;

@@ -1,5 +1,5 @@
-//! `deepread models list|download|verify`: where the model is looked for and what is there, fetching
-//! it from the Hugging Face hub, and whether its weights load.
+//! `deepread models list|download|verify|check-quant`: where the model is looked for and what is there, fetching
+//! it from the Hugging Face hub, whether its weights load, and how far int8 weights move it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -14,6 +14,7 @@ use deepread_models::{
 };
 use indicatif::{HumanBytes, HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::check_quant::{self, CheckQuantArgs};
 use crate::failure::Failure;
 
 #[derive(Subcommand)]
@@ -33,6 +34,9 @@ pub enum ModelsCommand {
         #[arg(long)]
         model: Option<PathBuf>,
     },
+    /// How far int8 weights (`--weights int8`) move the model on your own pages: each page read in bf16,
+    /// then its tokens teacher-forced through bf16 and int8, the logits compared.
+    CheckQuant(CheckQuantArgs),
 }
 
 #[derive(Args)]
@@ -54,6 +58,7 @@ pub fn run(command: ModelsCommand) -> Result<(), Failure> {
         ModelsCommand::Verify { model } => {
             verify(&locate_model(model.as_deref()).map_err(Failure::model)?)
         }
+        ModelsCommand::CheckQuant(args) => check_quant::run(args),
     }
 }
 

@@ -173,3 +173,57 @@ fn synthesize_names_what_is_missing() {
         stderr(&run)
     );
 }
+
+/// The number after `key` in `text` ("… 12 positions, logits 2.5e-2 relative …").
+fn figure_before(text: &str, key: &str) -> f64 {
+    let end = text.find(key).unwrap_or_else(|| panic!("no {key:?} in {text}"));
+    let start = text[..end].trim_end().rfind(' ').map_or(0, |i| i + 1);
+    text[start..end].trim().parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[test]
+fn int8_weights_are_checked_against_bf16_on_a_real_page_then_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = synthesize_tiny(dir.path());
+    let check = Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .args(["models", "check-quant"])
+        .arg(fixture(PAPER))
+        .args(["--tokens", "12", "--model"])
+        .arg(&model)
+        .env("DEEPREAD_PDFIUM", pdfium())
+        .output()
+        .expect("deepread runs");
+    assert!(check.status.success(), "{}", stderr(&check));
+    let out = String::from_utf8_lossy(&check.stdout).into_owned();
+    let total = out
+        .lines()
+        .find(|l| l.starts_with("all pages: "))
+        .unwrap_or_else(|| panic!("no total line: {out}"));
+    assert!(out.contains(&format!("{STEM}.pdf p.1: ")), "{out}");
+    let positions = figure_before(total, "positions");
+    assert!((1.0..=12.0).contains(&positions), "{total}");
+    // Q8_0 moves logits by about what bf16 rounding does (a few percent on random weights); a broken layout
+    // or a lost scale by order 1.
+    let relative = figure_before(total, "relative");
+    assert!(relative > 0.0 && relative < 0.1, "{total}");
+    assert!(
+        model.join("deepread-int8.gguf").is_file(),
+        "the int8 weights are cached beside the model"
+    );
+
+    let read = Command::new(env!("CARGO_BIN_EXE_deepread"))
+        .arg("convert")
+        .arg(fixture(PAPER))
+        .arg("-o")
+        .arg(dir.path().join("int8"))
+        .args(["--weights", "int8", "--model"])
+        .arg(&model)
+        .arg("--cache")
+        .arg(dir.path().join("int8.sqlite3"))
+        .env("DEEPREAD_PDFIUM", pdfium())
+        .output()
+        .expect("deepread runs");
+    // As in bf16, random weights loop until the sentinel stops the page (exit 6), and what was read is written.
+    assert_eq!(read.status.code(), Some(6), "{}", stderr(&read));
+    assert!(dir.path().join(format!("int8/{STEM}.md")).is_file());
+}

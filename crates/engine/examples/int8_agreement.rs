@@ -14,7 +14,7 @@ use anyhow::{ensure, Context, Result};
 use candle_core::Tensor;
 use deepread_engine::config::ModelConfig;
 use deepread_engine::prompt::Tokenizer;
-use deepread_engine::quant::Agreement;
+use deepread_engine::quant::{teacher_forced_logits, Agreement};
 use deepread_engine::synthetic::page::layout_page;
 use deepread_engine::Model;
 
@@ -49,12 +49,13 @@ fn main() -> Result<()> {
         .as_ref()
         .context("the synthetic page has an image")?;
     let features = model.image_features(image)?;
-    let mut ids = page.prompt_ids.clone();
-    ids.extend(&teacher);
-    // The last prompt position predicts the first teacher token; the last teacher token predicts nothing.
     let compared = |model: &Model| -> Result<Tensor> {
-        let logits = model.prompt_logits(&model.input_embeddings(&ids, Some(&features))?)?;
-        Ok(logits.narrow(0, page.prompt_ids.len() - 1, positions)?)
+        Ok(teacher_forced_logits(
+            model,
+            &page,
+            Some(&features),
+            &teacher,
+        )?)
     };
     let dense = compared(&model)?;
     let started = Instant::now();

@@ -7,7 +7,7 @@ mod agreement;
 mod cache;
 mod experts;
 
-pub use agreement::Agreement;
+pub use agreement::{teacher_forced_logits, Agreement};
 pub use cache::{checkpoint_source, Int8Weights};
 pub use experts::Int8Experts;
 
