@@ -10,7 +10,7 @@ use deepread_core::export::{FinishedPages, PageExport};
 use deepread_core::pipeline::{read_document, Cache, CancelToken, ReadOptions};
 use deepread_core::recognizer::{
     engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode, Recognizer,
-    ReplayRecognizer, Resolution, TextLayerRecognizer,
+    ReplayRecognizer, Resolution, TextLayerRecognizer, WeightFormat,
 };
 use deepread_core::PageEvent;
 use deepread_pdf::Document;
@@ -36,7 +36,8 @@ pub struct Readings {
     /// Which engine reads: the settings panel's choice, read when a reading starts.
     engine: Settings,
     /// The model once loaded, or why it could not be; `None` until first asked for, and again after a download.
-    model: Mutex<Option<Result<Arc<DeepSeekOcr2>, NoModel>>>,
+    /// The model as last loaded, with the weight format it was loaded in.
+    model: Mutex<Option<(WeightFormat, Result<Arc<DeepSeekOcr2>, NoModel>)>>,
     running: Mutex<HashMap<String, CancelToken>>,
     /// Every finished page of every document read in this window, by document: what Export writes.
     finished: Arc<Mutex<HashMap<String, FinishedPages>>>,
@@ -318,9 +319,14 @@ impl Readings {
                 (recognizer, None, false, Some(notice), no_model.missing)
             }
         };
+        // The model reads (reading modes apply) with the weights the settings chose.
+        let device = match chosen.weights {
+            WeightFormat::Int8 if reading_modes => format!("{}, int8 weights", placement.name()),
+            _ => placement.name(),
+        };
         EngineStatus {
             recognizer,
-            device: Some(placement.name()),
+            device: Some(device),
             device_detail: Some(placement.describe()),
             memory_bytes,
             reading_modes,
@@ -357,15 +363,24 @@ impl Readings {
         }
     }
 
-    /// The model, found and loaded on first use; why not, when it cannot be.
+    /// The model, found and loaded on first use; why not, when it cannot be. A change of the weights
+    /// setting loads it again (the old weights let go first: both might not fit the GPU).
     fn model(&self) -> Result<Arc<DeepSeekOcr2>, NoModel> {
-        lock(&self.model).get_or_insert_with(load_model).clone()
+        let weights = self.engine.current().weights;
+        let mut model = lock(&self.model);
+        if model.as_ref().is_some_and(|(loaded, _)| *loaded != weights) {
+            *model = None;
+        }
+        model
+            .get_or_insert_with(|| (weights, load_model(weights)))
+            .1
+            .clone()
     }
 
     /// Looks for the model again on next use: after a download put one on disk.
     pub fn forget_model(&self) {
         let mut model = lock(&self.model);
-        if model.as_ref().is_some_and(Result::is_err) {
+        if model.as_ref().is_some_and(|(_, loaded)| loaded.is_err()) {
             *model = None;
         }
     }
@@ -383,13 +398,13 @@ fn kept_corrections(cache: Option<&Cache>, hash: &str) -> Vec<Correction> {
     })
 }
 
-fn load_model() -> Result<Arc<DeepSeekOcr2>, NoModel> {
+fn load_model(weights: WeightFormat) -> Result<Arc<DeepSeekOcr2>, NoModel> {
     let no_model = |error: ModelError| NoModel {
         missing: matches!(error, ModelError::Missing(_)),
         why: format!("{error}."),
     };
     let dir = locate_model(None).map_err(no_model)?;
-    DeepSeekOcr2::load(&dir, ReadingMode::Layout, None)
+    DeepSeekOcr2::load_as(&dir, ReadingMode::Layout, None, weights)
         .map(Arc::new)
         .map_err(no_model)
 }

@@ -164,3 +164,45 @@ test("a PDF is read by the downloaded model: tokens stream in, the page ends, is
     await again.close();
   }
 });
+
+test("int8 weights chosen in the settings: the model loads again in int8, kept beside it, and reads the PDF anew", async () => {
+  const app = await openApp(driver, []);
+  try {
+    assert.equal(await app.waitFor("the model to load", modelReads, 60_000), "DeepSeek-OCR-2");
+    await app.clickOn("#engine-settings-button");
+    await app.waitFor("the engine panel to open", `return document.getElementById("engine-settings-dialog").open;`);
+    assert.equal(await app.run(`return document.getElementById("local-weights").value;`), "bf16");
+    await app.run(`const s = document.getElementById("local-weights");
+      s.value = "int8"; s.dispatchEvent(new Event("change", { bubbles: true }));`);
+    await app.clickOn("#save-engine-settings");
+    const line = await app.waitFor(
+      "the engine to load the model with int8 weights",
+      `const t = document.getElementById("engine-status").textContent; return /int8 weights/.test(t) ? t : null;`,
+      120_000,
+    );
+    assert.match(line, /^DeepSeek-OCR-2 · /);
+    const snapshot = path.join(repoCache, "snapshots", COMMIT);
+    assert.ok(existsSync(path.join(snapshot, "deepread-int8.gguf")), "the int8 weights are kept beside the model");
+  } finally {
+    await app.close();
+  }
+
+  // A window opened next reads the page with int8 weights: not from the bf16 pages' cache.
+  const reading = await openApp(driver, [pdf]);
+  try {
+    const streaming = await reading.waitFor(
+      "tokens to stream from the int8 model",
+      `const p = document.getElementById("status-progress").textContent;
+       return /tokens\\/s/.test(p) ? p : null;`,
+      120_000,
+    );
+    assert.match(streaming, / 0 from cache/, "nothing came from the cache of the bf16 reading");
+    await reading.waitFor(
+      "the page to end (read, or stopped as a loop)",
+      `const s = ${pageStatus}; return s === "done" || s === "looped" ? s : null;`,
+      240_000,
+    );
+  } finally {
+    await reading.close();
+  }
+});

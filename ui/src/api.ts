@@ -164,7 +164,11 @@ export interface EngineSettings {
   concurrency: number | null;
   /** Plain http to another machine, which the server refuses otherwise. */
   allowHttp: boolean;
+  /** The local model's language-model weights: bf16 as downloaded, or int8 (half the memory). */
+  weights: Weights;
 }
+
+export type Weights = "bf16" | "int8";
 
 export interface StoredEngineSettings {
   settings: EngineSettings;

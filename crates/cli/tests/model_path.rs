@@ -176,9 +176,14 @@ fn synthesize_names_what_is_missing() {
 
 /// The number after `key` in `text` ("… 12 positions, logits 2.5e-2 relative …").
 fn figure_before(text: &str, key: &str) -> f64 {
-    let end = text.find(key).unwrap_or_else(|| panic!("no {key:?} in {text}"));
+    let end = text
+        .find(key)
+        .unwrap_or_else(|| panic!("no {key:?} in {text}"));
     let start = text[..end].trim_end().rfind(' ').map_or(0, |i| i + 1);
-    text[start..end].trim().parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    text[start..end]
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
 #[test]

@@ -75,6 +75,7 @@ mod tests {
             model: "my/ocr".into(),
             concurrency: Some(32),
             allow_http: true,
+            weights: deepread_core::recognizer::WeightFormat::Int8,
         }
     }
 
@@ -108,6 +109,7 @@ mod tests {
                 "model": "my/ocr",
                 "concurrency": 32,
                 "allowHttp": true,
+                "weights": "int8",
             })
         );
     }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use deepread_core::recognizer::remote::{Endpoint, DEFAULT_CONCURRENCY};
-use deepread_core::recognizer::{ReadingMode, RemoteSettings};
+use deepread_core::recognizer::{ReadingMode, RemoteSettings, WeightFormat};
 use serde::{Deserialize, Serialize};
 
 use crate::keyring;
@@ -44,6 +44,8 @@ pub struct EngineSettings {
     pub concurrency: Option<u32>,
     /// Plain http to a server on another machine (pages and text cross the network unencrypted).
     pub allow_http: bool,
+    /// The local model's language-model weights: bf16 as downloaded, or int8 (half the memory).
+    pub weights: WeightFormat,
 }
 
 impl Default for EngineSettings {
@@ -54,6 +56,7 @@ impl Default for EngineSettings {
             model: "deepseek-ai/DeepSeek-OCR-2".to_owned(),
             concurrency: None,
             allow_http: false,
+            weights: WeightFormat::Dense,
         }
     }
 }

@@ -25,8 +25,21 @@ describe("formFromSettings and checkForm", () => {
     const typed = remote({ endpoint: "  https://gpu.example.com/v1 ", model: " m ", concurrency: " 8 " });
     expect(checkForm(typed)).toEqual({
       ok: true,
-      settings: { engine: "remote", endpoint: "https://gpu.example.com/v1", model: "m", concurrency: 8, allowHttp: false },
+      settings: {
+        engine: "remote",
+        endpoint: "https://gpu.example.com/v1",
+        model: "m",
+        concurrency: 8,
+        allowHttp: false,
+        weights: "bf16",
+      },
     });
+  });
+
+  it("keep the local model's weights, int8 or bf16", () => {
+    const settings = { ...DEFAULT_SETTINGS, weights: "int8" as const };
+    expect(formFromSettings(settings).weights).toBe("int8");
+    expect(checkForm(formFromSettings(settings))).toEqual({ ok: true, settings });
   });
 
   it("take a blank concurrency as the server's default", () => {
@@ -60,7 +73,7 @@ describe("formFromSettings and checkForm", () => {
     const result = checkForm({ ...remote({ endpoint: "", model: "", concurrency: "x" }), engine: "local" });
     expect(result).toEqual({
       ok: true,
-      settings: { engine: "local", endpoint: "", model: "", concurrency: null, allowHttp: false },
+      settings: { engine: "local", endpoint: "", model: "", concurrency: null, allowHttp: false, weights: "bf16" },
     });
   });
 });

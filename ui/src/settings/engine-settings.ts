@@ -1,7 +1,7 @@
 // The reading engine's settings as the panel's form holds them, and the checks the Rust side makes
 // on saving (crates/core/src/recognizer/remote/endpoint.rs), made here first so a mistake is shown
 // beside its field rather than as a refusal from the server.
-import type { EngineSettings } from "../api";
+import type { EngineSettings, Weights } from "../api";
 
 export const DEFAULT_SETTINGS: EngineSettings = {
   engine: "local",
@@ -9,6 +9,7 @@ export const DEFAULT_SETTINGS: EngineSettings = {
   model: "deepseek-ai/DeepSeek-OCR-2",
   concurrency: null,
   allowHttp: false,
+  weights: "bf16",
 };
 
 /** Pages in flight when the field is blank (DEFAULT_CONCURRENCY in the core crate). */
@@ -22,6 +23,7 @@ export interface EngineForm {
   model: string;
   concurrency: string;
   allowHttp: boolean;
+  weights: Weights;
 }
 
 export type Field = "endpoint" | "model" | "concurrency" | "allowHttp";
@@ -44,6 +46,7 @@ export function formFromSettings(settings: EngineSettings): EngineForm {
     model: settings.model,
     concurrency: settings.concurrency === null ? "" : String(settings.concurrency),
     allowHttp: settings.allowHttp,
+    weights: settings.weights,
   };
 }
 
@@ -71,6 +74,7 @@ export function checkForm(form: EngineForm): Checked {
     model,
     concurrency: concurrency ?? null,
     allowHttp: form.allowHttp,
+    weights: form.weights,
   };
   if (form.engine === "remote" && problems.length > 0) return { ok: false, problems };
   return { ok: true, settings };

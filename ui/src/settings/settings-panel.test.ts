@@ -10,6 +10,7 @@ const REMOTE: EngineSettings = {
   model: "deepseek-ai/DeepSeek-OCR-2",
   concurrency: 32,
   allowHttp: false,
+  weights: "bf16",
 };
 
 function stored(settings: EngineSettings, apiKeyStored = false, keyringProblem: string | null = null): StoredEngineSettings {
@@ -100,6 +101,22 @@ describe("EngineSettingsPanel", () => {
     );
     expect(dialog.open).toBe(false);
     expect(onSaved).toHaveBeenCalledOnce();
+  });
+
+  it("saves the local model's weights, a choice open only for this computer", async () => {
+    const { api, panel, $, choose, submit, settle } = setup();
+    await panel.open();
+    const weights = $<HTMLSelectElement>("local-weights");
+    expect(weights.value).toBe("bf16");
+    expect(weights.closest("fieldset")!.disabled).toBe(false);
+    expect(weights.ownerDocument.querySelector("label[for=local-weights]")?.textContent).toBe("Weights");
+    choose("remote");
+    expect(weights.closest("fieldset")!.disabled).toBe(true);
+    choose("local");
+    weights.value = "int8";
+    submit();
+    await settle();
+    expect(api.saveEngineSettings).toHaveBeenCalledWith({ ...DEFAULT_SETTINGS, weights: "int8" }, null);
   });
 
   it("keeps the stored key when the field is left blank", async () => {

@@ -26,6 +26,8 @@ export interface SettingsApi {
 export class EngineSettingsPanel {
   private readonly form: HTMLFormElement;
   private readonly radios: Record<EngineForm["engine"], HTMLInputElement>;
+  private readonly localFields: HTMLFieldSetElement;
+  private readonly weights: HTMLSelectElement;
   private readonly serverFields: HTMLFieldSetElement;
   private readonly fields: Record<Exclude<Field, "allowHttp">, HTMLInputElement>;
   private readonly apiKey: HTMLInputElement;
@@ -58,6 +60,18 @@ export class EngineSettingsPanel {
       local: radio(choice, "local", "On this computer"),
       remote: radio(choice, "remote", "On a server (vLLM, SGLang, deepread serve)"),
     };
+
+    // The model on this computer: its weights as downloaded, or int8, made from them once and kept beside them.
+    this.localFields = el("fieldset", { className: "local-fields" });
+    this.localFields.append(el("legend", { textContent: "On this computer" }));
+    this.weights = el("select", { id: "local-weights" });
+    this.weights.append(
+      el("option", { value: "bf16", textContent: "bf16, as downloaded" }),
+      el("option", { value: "int8", textContent: "int8: half the memory (made once, in a minute)" }),
+    );
+    const weightsRow = el("div", { className: "settings-field" });
+    weightsRow.append(el("label", { htmlFor: this.weights.id, textContent: "Weights" }), this.weights);
+    this.localFields.append(weightsRow);
 
     // One fieldset, so that choosing "On this computer" disables every server field at once.
     this.serverFields = el("fieldset", { className: "server-fields" });
@@ -100,7 +114,7 @@ export class EngineSettingsPanel {
     const cancel = el("button", { type: "button", textContent: "Cancel" });
     this.saveButton = el("button", { id: "save-engine-settings", type: "submit", textContent: "Save" });
     buttons.append(cancel, this.saveButton);
-    this.form.append(heading, choice, this.serverFields, this.error, buttons);
+    this.form.append(heading, choice, this.localFields, this.serverFields, this.error, buttons);
     dialog.append(this.form);
 
     choice.addEventListener("change", () => this.showEngine());
@@ -157,6 +171,7 @@ export class EngineSettingsPanel {
       model: this.fields.model.value,
       concurrency: this.fields.concurrency.value,
       allowHttp: this.allowHttp.checked,
+      weights: this.weights.value === "int8" ? "int8" : "bf16",
     };
   }
 
@@ -167,6 +182,7 @@ export class EngineSettingsPanel {
     this.fields.model.value = form.model;
     this.fields.concurrency.value = form.concurrency;
     this.allowHttp.checked = form.allowHttp;
+    this.weights.value = form.weights;
     this.apiKey.value = "";
     this.showEngine();
   }
@@ -174,6 +190,7 @@ export class EngineSettingsPanel {
   private showEngine(): void {
     const remote = this.radios.remote.checked;
     this.serverFields.disabled = !remote;
+    this.localFields.disabled = remote;
     this.dialog.dataset["engine"] = remote ? "remote" : "local";
     this.showPlainHttp();
   }

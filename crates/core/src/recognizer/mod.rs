@@ -9,6 +9,8 @@ mod text_layer;
 use deepread_pdf::{PageSize, PageText, RenderSize};
 use image::RgbImage;
 
+/// How the local model's weights are held (`DeepSeekOcr2::load_as`).
+pub use deepread_engine::quant::WeightFormat;
 pub use deepseek::{
     base_only_input, engine_placement, locate_model, DeepSeekOcr2, ModelError, ReadingMode,
     Resolution, MODEL_RENDER, RENDER_DPI,

@@ -19,13 +19,15 @@ pub const INT8_CACHE: &str = "deepread-int8.gguf";
 /// The quantized type every int8 matrix uses.
 pub(crate) const INT8: GgmlDType = GgmlDType::Q8_0;
 
-/// How the language model's weights are held in memory.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How the language model's weights are held in memory (in settings files: "bf16", "int8").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum WeightFormat {
     /// As the model's dtype (bf16 on a GPU): the fused decode kernels run.
     #[default]
+    #[serde(rename = "bf16")]
     Dense,
     /// int8 with a scale per block of 32: about half the memory, decoded on candle's quantized kernels.
+    #[serde(rename = "int8")]
     Int8,
 }
 
