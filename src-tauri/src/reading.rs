@@ -37,7 +37,7 @@ pub struct Readings {
     engine: Settings,
     /// The model once loaded, or why it could not be; `None` until first asked for, and again after a download.
     /// The model as last loaded, with the weight format it was loaded in.
-    model: Mutex<Option<(WeightFormat, Result<Arc<DeepSeekOcr2>, NoModel>)>>,
+    model: Mutex<Option<(WeightFormat, Loaded)>>,
     running: Mutex<HashMap<String, CancelToken>>,
     /// Every finished page of every document read in this window, by document: what Export writes.
     finished: Arc<Mutex<HashMap<String, FinishedPages>>>,
@@ -115,6 +115,9 @@ pub struct EngineStatus {
     /// No weights were found anywhere: the window offers to download them.
     pub(crate) model_missing: bool,
 }
+
+/// The model, or why it cannot read.
+type Loaded = Result<Arc<DeepSeekOcr2>, NoModel>;
 
 /// Why the model cannot read, and whether that is because there are no weights at all.
 #[derive(Debug, Clone)]
@@ -398,7 +401,7 @@ fn kept_corrections(cache: Option<&Cache>, hash: &str) -> Vec<Correction> {
     })
 }
 
-fn load_model(weights: WeightFormat) -> Result<Arc<DeepSeekOcr2>, NoModel> {
+fn load_model(weights: WeightFormat) -> Loaded {
     let no_model = |error: ModelError| NoModel {
         missing: matches!(error, ModelError::Missing(_)),
         why: format!("{error}."),
