@@ -1,10 +1,7 @@
 //! A loaded model ready to read pages, and what reading reports: tokens as they are chosen, per-page figures.
 //! How pages share the GPU is `crate::scheduler`'s concern.
 
-use std::path::Path;
 use std::sync::Arc;
-
-use candle_core::{DType, Device};
 
 use crate::error::{EngineError, Result};
 use crate::generate::GenerateOptions;
@@ -116,11 +113,6 @@ impl Engine {
         let fused = FusedDecoder::new(model.text(), model.device(), model.dtype(), Sums::Fastest)?
             .map(Arc::new);
         Ok(Self { model, fused })
-    }
-
-    /// [`Model::load`] wrapped in an engine.
-    pub fn load(dir: &Path, device: &Device, dtype: DType) -> Result<Self> {
-        Self::new(Model::load(dir, device, dtype)?)
     }
 
     /// The same engine on `path` (a fused decoder already built that sums as asked is kept, not built again).

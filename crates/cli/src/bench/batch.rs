@@ -27,10 +27,11 @@ pub(super) fn run(
         .map(|&n| time_batch(engine, page, n, args.tokens))
         .collect::<Result<Vec<_>, _>>()?;
     let text = engine.model().text();
-    let bytes_per_weight = match text.is_int8() {
-        // Q8_0: 32 int8 weights and an f16 scale in 34 bytes.
-        true => 34.0 / 32.0,
-        false => setting.placement.dtype.size_in_bytes() as f64,
+    // Q8_0 holds 32 int8 weights and an f16 scale in 34 bytes.
+    let bytes_per_weight = if text.is_int8() {
+        34.0 / 32.0
+    } else {
+        setting.placement.dtype.size_in_bytes() as f64
     };
     let step_bytes = decode_bytes(text.config(), bytes_per_weight);
     print_report(args, setting, page.prompt_ids.len(), step_bytes, &rows);

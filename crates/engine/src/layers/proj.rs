@@ -36,10 +36,6 @@ impl Proj {
             _ => Ok(self.clone()),
         }
     }
-
-    pub fn is_int8(&self) -> bool {
-        matches!(self, Proj::Int8(_))
-    }
 }
 
 impl From<Linear> for Proj {
@@ -52,7 +48,8 @@ impl Module for Proj {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match self {
             Proj::Dense(linear) => linear.forward(x),
-            // candle's quantized matmul takes f32 activations on every device (quantized to 8 bits inside).
+            // f32 activations, which every one of candle's quantized paths takes (its CUDA fast paths also take
+            // bf16, its fallbacks and the CPU's do not); they are quantized to 8 bits inside.
             Proj::Int8(weights) => QMatMul::QTensor(weights.clone())
                 .forward(&x.to_dtype(DType::F32)?.contiguous()?)?
                 .to_dtype(x.dtype()),

@@ -98,6 +98,8 @@ pub struct TextModel {
     pub(super) norm: RmsNorm,
     pub(super) lm_head: Proj,
     pub(super) rotary: Rotary,
+    /// Set by [`Self::quantize`]: some weights are int8, which the fused kernels do not read.
+    int8: bool,
 }
 
 impl TextModel {
@@ -113,6 +115,7 @@ impl TextModel {
             lm_head: linear(w, "lm_head", h, v, false)?.into(),
             rotary: Rotary::new(cfg.rope_theta, cfg.head_dim(), w.device(), w.dtype()),
             cfg: cfg.clone(),
+            int8: false,
         })
     }
 
@@ -132,12 +135,13 @@ impl TextModel {
             }
         }
         self.lm_head = self.lm_head.to_int8(int8, "lm_head")?;
+        self.int8 = true;
         Ok(())
     }
 
     /// Whether [`Self::quantize`] made the weights int8.
     pub fn is_int8(&self) -> bool {
-        self.lm_head.is_int8()
+        self.int8
     }
 
     /// The token embedding table (V, H).

@@ -149,7 +149,8 @@ pub fn checkpoint_source(dir: &Path) -> Result<String> {
         if !(name.ends_with(".safetensors") || name == "config.json") {
             continue;
         }
-        let meta = entry.metadata().map_err(io)?;
+        // Followed: a Hugging Face snapshot's files are links to its blobs.
+        let meta = std::fs::metadata(entry.path()).map_err(io)?;
         let modified = meta
             .modified()
             .ok()
