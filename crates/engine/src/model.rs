@@ -109,6 +109,12 @@ impl Model {
         Ok(self)
     }
 
+    /// The model with its int8 weights dequantized to its dtype ([`TextModel::dequantize`]).
+    pub fn into_dequantized(mut self) -> Result<Self> {
+        self.text.dequantize()?;
+        Ok(self)
+    }
+
     /// A model of `config` with seeded random weights (see [`Weights::random`]), for benchmarks.
     pub fn random(config: ModelConfig, device: &Device, dtype: DType, seed: u64) -> Result<Self> {
         Self::from_weights(config, &Weights::random(device, dtype, seed)?)

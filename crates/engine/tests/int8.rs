@@ -102,15 +102,49 @@ fn int8_logits_stay_within_twice_what_bf16_rounding_moves_them() {
     check_int8_against_bf16_rounding(&Device::Cpu);
 }
 
-/// candle's CUDA quantized kernels (activations to Q8_1, MMVQ and MMQ) against the same bar. On the H100 the
-/// tiny model's logits came back NaN (2026-11-27), while the full config's agreed with bf16 on 256 of 256
-/// teacher-forced positions (examples/int8_agreement.rs): some of candle's kernels do not take the tiny
-/// model's 32- and 64-wide rows. Run by hand (`--ignored`) until that is found.
+/// The same on the GPU: the prompt pass dequantizes each matrix on the device (candle's Q8_0 kernel), the decode
+/// steps read the blocks in the fused kernels.
 #[cfg(feature = "cuda")]
 #[test]
-#[ignore = "candle's CUDA quantized kernels give NaN on the tiny model's narrow rows; see the comment"]
 fn int8_on_the_gpu_stays_within_twice_what_bf16_rounding_moves_them() {
     check_int8_against_bf16_rounding(&deepread_engine::engine_gpu(0).expect("a CUDA device"));
+}
+
+/// The fused decode kernels on int8 weights (Q8_0 blocks dequantized in registers) give the tokens of the same
+/// kernels on those weights dequantized beforehand: f32 on the GPU, one page alone and four together.
+#[cfg(feature = "cuda")]
+#[test]
+fn fused_int8_decoding_gives_the_tokens_of_its_weights_dequantized() {
+    let device = deepread_engine::engine_gpu(0).expect("a CUDA device");
+    let int8 = Model::load(&fixtures().join("tiny_native"), &device, DType::F32)
+        .and_then(|m| m.into_int8(None, "tiny"))
+        .unwrap();
+    let dequantized = int8.clone().into_dequantized().unwrap();
+    let path = DecodePath::FusedBatchInvariant;
+    let engines = [int8, dequantized].map(|m| {
+        let engine = Engine::new(m).unwrap().with_decode_path(path).unwrap();
+        assert_eq!(
+            engine.decode_path(),
+            path,
+            "the fused kernels take int8 weights"
+        );
+        engine
+    });
+    let opts = GenerateOptions {
+        max_new_tokens: 24,
+        eos_token_id: None,
+        no_repeat_ngram: NoRepeatNgram::Off,
+    };
+    for pages in [
+        vec![page_input(0)],
+        (0..4).map(|i| page_input(i % 2)).collect(),
+    ] {
+        let [int8, dequantized] = engines.each_ref().map(|engine| {
+            let out = engine.generate(&pages, &opts, |_| Flow::Continue).unwrap();
+            out.into_iter().map(|o| o.tokens).collect::<Vec<_>>()
+        });
+        assert_eq!(int8, dequantized, "{} page(s)", pages.len());
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@
 // head_dim) buffer of the layer, and `pos[b]` is where this step's key/value goes (its length before the step).
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdint.h>
 #include <limits.h>
 
@@ -82,6 +83,43 @@ __device__ __forceinline__ void unpack8(const Raw8<T>& raw, float out[8]) {
 }
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+// How the row kernels read a weight matrix (N, K), row by row, 8 values at a time. Dense<T>: in the
+// activations' type T, routed experts stacked (E, N, K). Q8: int8 in candle's Q8_0 blocks (an f16 scale, then
+// 32 weights: 34 bytes; a row is K/32 blocks), routed experts through a device table of each expert's matrix.
+// Q8 is weight-only: the weights are dequantized in registers and the activations stay in T.
+template <typename T>
+struct Dense {
+    typedef const T* Row;
+    typedef const T* Experts;
+    static constexpr bool holds = true;  // rows may be requested early as Raw8 (linear_rows)
+    static __device__ __forceinline__ Row row(Row w, size_t r, int k) { return w + r * k; }
+    static __device__ __forceinline__ Row expert(Experts w, int e, size_t stride) { return w + (size_t)e * stride; }
+    static __device__ __forceinline__ void load(Row row, int c, float out[8]) { load8(row + c, out); }
+    static __device__ __forceinline__ int row_bytes(int k) { return k * (int)sizeof(T); }
+};
+
+struct Q8 {
+    typedef const uint8_t* Row;
+    typedef const uint8_t* const* Experts;
+    static constexpr bool holds = false;
+    static __device__ __forceinline__ Row row(Row w, size_t r, int k) { return w + r * (size_t)(k / 32) * 34; }
+    static __device__ __forceinline__ Row expert(Experts w, int e, size_t) { return w[e]; }
+    // c a multiple of 8: the 8 weights share their block's scale. The quants sit 2 bytes into the block, so
+    // they are 2-byte aligned only: four 16-bit loads.
+    static __device__ __forceinline__ void load(Row row, int c, float out[8]) {
+        const uint8_t* block = row + (size_t)(c / 32) * 34;
+        const float d = __half2float(*reinterpret_cast<const __half*>(block));
+        const uint16_t* q = reinterpret_cast<const uint16_t*>(block + 2 + c % 32);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const uint16_t v = q[i];
+            out[2 * i] = d * (float)(int8_t)(v & 0xff);
+            out[2 * i + 1] = d * (float)(int8_t)(v >> 8);
+        }
+    }
+    static __device__ __forceinline__ int row_bytes(int k) { return k / 32 * 34; }
+};
 
 // The embedding rows of the fed-back tokens: out[b] = table[tokens[b]], one row per block.
 template <typename T>
@@ -504,18 +542,18 @@ __device__ int column_slots(const int* ids, int n_slots, bool by_slot, int e, in
 // are distinct) and the first shared column. Where every column asked, the by-slot columns of experts that
 // several tokens chose asked for the same rows again, and 16 and 32 rows decoded 4–5 % slower (H200); one
 // token decodes 4 % faster with them.
-template <typename T>
+template <typename W>
 struct Column {
     int count;
-    const T* w;      // the expert's stacked weights
-    int rows;        // its intermediate size (gate/up rows, down's reduction)
-    int k;           // slot → token divisor
+    typename W::Row w;  // the expert's weights
+    int rows;           // its intermediate size (gate/up rows, down's reduction)
+    int k;              // slot → token divisor
 };
 
-template <typename T, int MAX_SLOTS, typename Prefetch>
-__device__ Column<T> moe_column(const int* ids, int n_slots, int k, bool by_slot, const T* w, size_t expert_stride,
-                                int inter, const T* shared_w, int shared_rows, int tokens, int* slots,
-                                Prefetch prefetch) {
+template <typename W, int MAX_SLOTS, typename Prefetch>
+__device__ Column<W> moe_column(const int* ids, int n_slots, int k, bool by_slot, typename W::Experts w,
+                                size_t expert_stride, int inter, typename W::Row shared_w, int shared_rows,
+                                int tokens, int* slots, Prefetch prefetch) {
     const int shared_columns = shared_w ? (tokens + MOE_GROUP - 1) / MOE_GROUP : 0;
     const int c = (int)blockIdx.y - ((int)gridDim.y - shared_columns);
     if (c >= 0) {
@@ -526,7 +564,7 @@ __device__ Column<T> moe_column(const int* ids, int n_slots, int k, bool by_slot
         return {count, shared_w, shared_rows, 1};
     }
     const int e = by_slot ? ids[blockIdx.y] : (int)blockIdx.y;
-    const T* expert_w = w + (size_t)e * expert_stride;
+    const typename W::Row expert_w = W::expert(w, e, expert_stride);
     if (by_slot && (int)blockIdx.y < n_slots / max(tokens, 1)) prefetch(expert_w, inter);
     const int count = column_slots<MAX_SLOTS>(ids, n_slots, by_slot, e, slots);
     return {count, expert_w, inter, k};
@@ -536,31 +574,32 @@ __device__ Column<T> moe_column(const int* ids, int n_slots, int k, bool by_slot
 // column's expert: its gate row j and up row I + j ((2I, H) per expert) are read once for all the column's
 // slots. out[slot, j] = T(T(silu(T(gate))) · T(up)), as silu(gate) * up on T tensors; routed slots write
 // `act` (slots, I), the shared column `shared_act` (tokens, shared I).
-template <typename T, int MAX_SLOTS>
-__device__ void moe_gate_up(const T* x, const T* w, const int* ids, T* act, int n_slots, int k, int h, int inter,
-                            bool by_slot, const T* shared_w, int shared_inter, T* shared_act, int tokens) {
+template <typename T, typename W, int MAX_SLOTS>
+__device__ void moe_gate_up(const T* x, typename W::Experts w, const int* ids, T* act, int n_slots, int k, int h,
+                            int inter, bool by_slot, typename W::Row shared_w, int shared_inter, T* shared_act,
+                            int tokens) {
     __shared__ int slots[MAX_SLOTS];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int j = blockIdx.x * (blockDim.x / 32) + warp;
-    const auto gate_up_rows = [&](const T* ew, int rows) {
+    const auto gate_up_rows = [&](typename W::Row ew, int rows) {
         if (j >= rows) return;
-        prefetch_l2(ew + (size_t)j * h, h * (int)sizeof(T));
-        prefetch_l2(ew + (size_t)(rows + j) * h, h * (int)sizeof(T));
+        prefetch_l2(W::row(ew, j, h), W::row_bytes(h));
+        prefetch_l2(W::row(ew, rows + j, h), W::row_bytes(h));
     };
-    const Column<T> col = moe_column<T, MAX_SLOTS>(ids, n_slots, k, by_slot, w, (size_t)2 * inter * h, inter,
+    const Column<W> col = moe_column<W, MAX_SLOTS>(ids, n_slots, k, by_slot, w, (size_t)2 * inter * h, inter,
                                                    shared_w, shared_inter, tokens, slots, gate_up_rows);
     T* out = col.w == shared_w ? shared_act : act;
     if (col.count == 0 || j >= col.rows) return;
-    const T* wg = col.w + (size_t)j * h;
-    const T* wu = wg + (size_t)col.rows * h;
+    const typename W::Row wg = W::row(col.w, j, h);
+    const typename W::Row wu = W::row(col.w, col.rows + j, h);
     for (int g = 0; g < col.count; g += MOE_GROUP) {
         const int n = min(MOE_GROUP, col.count - g);
         float ag[MOE_GROUP] = {0}, au[MOE_GROUP] = {0};
 #pragma unroll 4
         for (int c = lane * 8; c < h; c += 256) {
             float vg[8], vu[8];
-            load8(wg + c, vg);
-            load8(wu + c, vu);
+            W::load(wg, c, vg);
+            W::load(wu, c, vu);
 #pragma unroll
             for (int s = 0; s < MOE_GROUP; ++s) {
                 if (s >= n) break;
@@ -585,29 +624,29 @@ __device__ void moe_gate_up(const T* x, const T* w, const int* ids, T* act, int 
 // Experts, second half. Grid (ceil(H / warps), columns), one warp per output row r of the column's down
 // ((H, I) per expert): routed slots write y[slot, r] = f32(T(act[slot] · down[r])) · weight[slot], the shared
 // column shared_y[token, r] = f32(T(shared_act[token] · shared_down[r])), both kept in f32 for the combine.
-template <typename T, int MAX_SLOTS>
-__device__ void moe_down(const T* act, const T* w, const int* ids, const float* weights, float* y, int n_slots,
-                         int h, int inter, bool by_slot, const T* shared_act, const T* shared_w, int shared_inter,
-                         float* shared_y, int tokens) {
+template <typename T, typename W, int MAX_SLOTS>
+__device__ void moe_down(const T* act, typename W::Experts w, const int* ids, const float* weights, float* y,
+                         int n_slots, int h, int inter, bool by_slot, const T* shared_act, typename W::Row shared_w,
+                         int shared_inter, float* shared_y, int tokens) {
     __shared__ int slots[MAX_SLOTS];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int r = blockIdx.x * (blockDim.x / 32) + warp;
-    const auto down_row = [&](const T* ew, int rows) {
-        if (r < h) prefetch_l2(ew + (size_t)r * rows, rows * (int)sizeof(T));
+    const auto down_row = [&](typename W::Row ew, int rows) {
+        if (r < h) prefetch_l2(W::row(ew, r, rows), W::row_bytes(rows));
     };
-    const Column<T> col = moe_column<T, MAX_SLOTS>(ids, n_slots, 1, by_slot, w, (size_t)h * inter, inter, shared_w,
+    const Column<W> col = moe_column<W, MAX_SLOTS>(ids, n_slots, 1, by_slot, w, (size_t)h * inter, inter, shared_w,
                                                    shared_inter, tokens, slots, down_row);
     const bool shared = col.w == shared_w;
     const T* in = shared ? shared_act : act;
     if (col.count == 0 || r >= h) return;
-    const T* wd = col.w + (size_t)r * col.rows;
+    const typename W::Row wd = W::row(col.w, r, col.rows);
     for (int g = 0; g < col.count; g += MOE_GROUP) {
         const int n = min(MOE_GROUP, col.count - g);
         float a[MOE_GROUP] = {0};
 #pragma unroll 4
         for (int c = lane * 8; c < col.rows; c += 256) {
             float vw[8];
-            load8(wd + c, vw);
+            W::load(wd, c, vw);
 #pragma unroll
             for (int s = 0; s < MOE_GROUP; ++s) {
                 if (s >= n) break;
@@ -653,23 +692,28 @@ __device__ __forceinline__ void add_row_products(const T* x, const float* normed
     }
 }
 
-template <typename T>
-__device__ void linear_rows(const T* x, const T* norm_w, float eps, const T* w, T* out, int rows, int n, int k) {
+template <typename T, typename W>
+__device__ void linear_rows(const T* x, const T* norm_w, float eps, typename W::Row w, T* out, int rows, int n,
+                            int k) {
     extern __shared__ float normed[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int r = blockIdx.y * (blockDim.x / 32) + warp;
     x += (size_t)blockIdx.x * LINEAR_MAX_ROWS * k;
     out += (size_t)blockIdx.x * LINEAR_MAX_ROWS * n;
     rows = min(LINEAR_MAX_ROWS, rows - (int)blockIdx.x * LINEAR_MAX_ROWS);
-    const T* wr = w + (size_t)r * k;
+    const typename W::Row wr = W::row(w, r, k);
     // The row's first LINEAR_HELD_CHUNKS · 256 weights are requested before the norm, so that the two memory
     // waits overlap (qkv: 10.4 → 9.8 µs on the H100); the rest, if any, is read in the loop. (The MoE kernels
-    // lost more occupancy than they gained when they held their rows this way: 20 → 31 µs.)
+    // lost more occupancy than they gained when they held their rows this way: 20 → 31 µs.) int8 rows are
+    // read in the loop only.
+    constexpr int HELD = W::holds ? LINEAR_HELD_CHUNKS : 0;
     Raw8<T> held[LINEAR_HELD_CHUNKS];
+    if constexpr (W::holds) {
 #pragma unroll
-    for (int t = 0; t < LINEAR_HELD_CHUNKS; ++t) {
-        const int c = lane * 8 + t * 256;
-        if (r < n && c < k) fetch8(wr + c, held[t]);
+        for (int t = 0; t < HELD; ++t) {
+            const int c = lane * 8 + t * 256;
+            if (r < n && c < k) fetch8(wr + c, held[t]);
+        }
     }
     if (norm_w)
         for (int b = 0; b < rows; ++b)
@@ -678,7 +722,7 @@ __device__ void linear_rows(const T* x, const T* norm_w, float eps, const T* w, 
     const float* normed_x = norm_w ? normed : nullptr;
     float acc[LINEAR_MAX_ROWS] = {0};
 #pragma unroll
-    for (int t = 0; t < LINEAR_HELD_CHUNKS; ++t) {
+    for (int t = 0; t < HELD; ++t) {
         const int c = lane * 8 + t * 256;
         if (c >= k) break;
         float vw[8];
@@ -686,9 +730,9 @@ __device__ void linear_rows(const T* x, const T* norm_w, float eps, const T* w, 
         add_row_products(x, normed_x, rows, k, c, vw, acc);
     }
 #pragma unroll 4
-    for (int c = lane * 8 + LINEAR_HELD_CHUNKS * 256; c < k; c += 256) {
+    for (int c = lane * 8 + HELD * 256; c < k; c += 256) {
         float vw[8];
-        load8(wr + c, vw);
+        W::load(wr, c, vw);
         add_row_products(x, normed_x, rows, k, c, vw, acc);
     }
 #pragma unroll
@@ -826,33 +870,33 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
     extern "C" __global__ void moe_gate_up_by_slot_##S(const T* x, const T* w, const int* ids, T* act,         \
                                                        int n_slots, int k, int h, int inter, const T* shared_w, \
                                                        int shared_inter, T* shared_act, int tokens) {           \
-        moe_gate_up<T, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w, shared_inter,    \
+        moe_gate_up<T, Dense<T>, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w, shared_inter,    \
                                          shared_act, tokens);                                                   \
     }                                                                                                           \
     extern "C" __global__ void moe_down_by_slot_##S(const T* act, const T* w, const int* ids,                   \
                                                     const float* weights, float* y, int n_slots, int h,         \
                                                     int inter, const T* shared_act, const T* shared_w,          \
                                                     int shared_inter, float* shared_y, int tokens) {            \
-        moe_down<T, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act, shared_w,   \
+        moe_down<T, Dense<T>, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act, shared_w,   \
                                       shared_inter, shared_y, tokens);                                          \
     }                                                                                                           \
     extern "C" __global__ void moe_gate_up_by_expert_##S(const T* x, const T* w, const int* ids, T* act,       \
                                                          int n_slots, int k, int h, int inter,                  \
                                                          const T* shared_w, int shared_inter, T* shared_act,    \
                                                          int tokens) {                                          \
-        moe_gate_up<T, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w, shared_inter,  \
+        moe_gate_up<T, Dense<T>, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w, shared_inter,  \
                                           shared_act, tokens);                                                  \
     }                                                                                                           \
     extern "C" __global__ void moe_down_by_expert_##S(const T* act, const T* w, const int* ids,                 \
                                                       const float* weights, float* y, int n_slots, int h,       \
                                                       int inter, const T* shared_act, const T* shared_w,        \
                                                       int shared_inter, float* shared_y, int tokens) {          \
-        moe_down<T, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act, shared_w, \
+        moe_down<T, Dense<T>, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act, shared_w, \
                                        shared_inter, shared_y, tokens);                                         \
     }                                                                                                           \
     extern "C" __global__ void linear_rows_##S(const T* x, const T* norm_w, float eps, const T* w, T* out,      \
                                                int rows, int n, int k) {                                        \
-        linear_rows<T>(x, norm_w, eps, w, out, rows, n, k);                                                     \
+        linear_rows<T, Dense<T>>(x, norm_w, eps, w, out, rows, n, k);                                                     \
     }                                                                                                           \
     extern "C" __global__ void moe_combine_##S(const float* y, const float* shared, const T* x, T* x_out, int k,\
                                                int h) { moe_combine<T>(y, shared, x, x_out, k, h); }            \
@@ -865,5 +909,42 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
         greedy_pick<T>(logits, bans, n_bans, max_bans, values, indices, done, out, vocab);                      \
     }
 
+// The kernels that read weights, for int8 weights in Q8_0 blocks (`_q8_` names): the same arguments, a weight
+// pointer to the matrix's blocks, routed experts as a device table of each expert's.
+#define INSTANTIATE_Q8(T, S)                                                                                  \
+    extern "C" __global__ void moe_gate_up_by_slot_q8_##S(const T* x, Q8::Experts w, const int* ids, T* act,   \
+                                                          int n_slots, int k, int h, int inter, Q8::Row shared_w,\
+                                                          int shared_inter, T* shared_act, int tokens) {        \
+        moe_gate_up<T, Q8, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w, shared_inter, \
+                                             shared_act, tokens);                                               \
+    }                                                                                                           \
+    extern "C" __global__ void moe_down_by_slot_q8_##S(const T* act, Q8::Experts w, const int* ids,             \
+                                                       const float* weights, float* y, int n_slots, int h,      \
+                                                       int inter, const T* shared_act, Q8::Row shared_w,        \
+                                                       int shared_inter, float* shared_y, int tokens) {         \
+        moe_down<T, Q8, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act, shared_w, \
+                                          shared_inter, shared_y, tokens);                                      \
+    }                                                                                                           \
+    extern "C" __global__ void moe_gate_up_by_expert_q8_##S(const T* x, Q8::Experts w, const int* ids, T* act, \
+                                                            int n_slots, int k, int h, int inter,               \
+                                                            Q8::Row shared_w, int shared_inter, T* shared_act,  \
+                                                            int tokens) {                                       \
+        moe_gate_up<T, Q8, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w,             \
+                                              shared_inter, shared_act, tokens);                                \
+    }                                                                                                           \
+    extern "C" __global__ void moe_down_by_expert_q8_##S(const T* act, Q8::Experts w, const int* ids,           \
+                                                         const float* weights, float* y, int n_slots, int h,    \
+                                                         int inter, const T* shared_act, Q8::Row shared_w,      \
+                                                         int shared_inter, float* shared_y, int tokens) {       \
+        moe_down<T, Q8, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act,        \
+                                           shared_w, shared_inter, shared_y, tokens);                           \
+    }                                                                                                           \
+    extern "C" __global__ void linear_rows_q8_##S(const T* x, const T* norm_w, float eps, Q8::Row w, T* out,    \
+                                                  int rows, int n, int k) {                                     \
+        linear_rows<T, Q8>(x, norm_w, eps, w, out, rows, n, k);                                                 \
+    }
+
 INSTANTIATE(float, f32)
 INSTANTIATE(bf16, bf16)
+INSTANTIATE_Q8(float, f32)
+INSTANTIATE_Q8(bf16, bf16)

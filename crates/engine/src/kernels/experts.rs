@@ -3,12 +3,13 @@
 //! residual.
 
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, DevicePtr, PushKernelArg};
+use candle_core::quantized::QTensor;
 use candle_core::{DType, Tensor};
 
 use super::buffers::address;
 use super::grouped_experts::GroupedExperts;
 use super::launch::{
-    grid, Kernels, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS, ROW_KERNEL_MAX_ROWS,
+    grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS, ROW_KERNEL_MAX_ROWS,
 };
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
@@ -45,12 +46,75 @@ pub struct Router<'a> {
     pub norm_topk: bool,
 }
 
-/// A SwiGLU MLP's weights: gate and up fused as (2I, H), gate rows first, and down (H, I); stacked along a
-/// leading expert dimension for the routed experts.
+/// A SwiGLU MLP's weights: gate and up fused as (2I, H), gate rows first, and down (H, I).
 #[derive(Clone, Copy)]
-pub struct Mlp<'a> {
-    pub gate_up: &'a Tensor,
-    pub down: &'a Tensor,
+pub enum Mlp<'a> {
+    /// In the activations' dtype; stacked along a leading expert dimension for routed experts.
+    Dense {
+        gate_up: &'a Tensor,
+        down: &'a Tensor,
+    },
+    /// int8 in Q8_0 blocks: one MLP's matrices, or, with `tables`, a layer's routed experts, each its own pair
+    /// of matrices (`gate_up` and `down` are the first expert's), listed by device address in the two tables
+    /// (`experts` entries each).
+    Int8 {
+        gate_up: &'a QTensor,
+        down: &'a QTensor,
+        tables: Option<(&'a Tensor, &'a Tensor)>,
+        experts: usize,
+    },
+}
+
+impl Mlp<'_> {
+    /// I: the rows of gate (and of up).
+    fn inter(&self) -> Result<usize> {
+        Ok(match self {
+            Mlp::Dense { gate_up, .. } => gate_up.dim(gate_up.rank() - 2)? / 2,
+            Mlp::Int8 { gate_up, .. } => gate_up.shape().dims2()?.0 / 2,
+        })
+    }
+
+    /// The routed experts' count (a stack's leading dim, or the tables' length).
+    fn experts(&self) -> Result<usize> {
+        Ok(match self {
+            Mlp::Dense { gate_up, .. } => gate_up.dim(0)?,
+            Mlp::Int8 { experts, .. } => *experts,
+        })
+    }
+
+    /// The addresses the column kernels take for gate_up and down: the weights, or the experts' tables.
+    fn addresses(&self) -> Result<(u64, u64)> {
+        Ok(match self {
+            Mlp::Dense { gate_up, down } => (address(gate_up)?, address(down)?),
+            Mlp::Int8 {
+                tables: Some((gate_up, down)),
+                ..
+            } => (address(gate_up)?, address(down)?),
+            Mlp::Int8 { gate_up, down, .. } => {
+                (gate_up.device_ptr()? as u64, down.device_ptr()? as u64)
+            }
+        })
+    }
+
+    fn is_int8(&self) -> bool {
+        matches!(self, Mlp::Int8 { .. })
+    }
+
+    /// The gate/up matrix as one weight (an unstacked MLP).
+    pub fn gate_up(&self) -> Weight<'_> {
+        match self {
+            Mlp::Dense { gate_up, .. } => Weight::Dense(gate_up),
+            Mlp::Int8 { gate_up, .. } => Weight::Int8(gate_up),
+        }
+    }
+
+    /// The down matrix as one weight (an unstacked MLP).
+    pub fn down(&self) -> Weight<'_> {
+        match self {
+            Mlp::Dense { down, .. } => Weight::Dense(down),
+            Mlp::Int8 { down, .. } => Weight::Int8(down),
+        }
+    }
 }
 
 /// A residual add and RMSNorm to apply before routing: RMSNorm(x + delta) with `weight`, `eps`.
@@ -168,6 +232,12 @@ impl Kernels {
             return Err(too_many_tokens(b));
         }
         let by_slot = b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT;
+        // int8 weights are read by the CUDA-core kernels alone, the shared experts in the same launch.
+        let sums = if routed.is_int8() {
+            Sums::BatchInvariant
+        } else {
+            sums
+        };
         let (y, fused) = match sums {
             Sums::BatchInvariant => {
                 let columns = if by_slot {
@@ -186,12 +256,14 @@ impl Kernels {
         if fused.is_some() {
             return Ok((y, fused));
         }
-        let shared = shared
-            .map(|mlp| {
-                let act = self.silu_mul(&x.matmul(&mlp.gate_up.t()?)?)?;
-                Ok::<_, EngineError>(act.matmul(&mlp.down.t()?)?.to_dtype(DType::F32)?)
-            })
-            .transpose()?;
+        let shared = match shared {
+            Some(Mlp::Dense { gate_up, down }) => {
+                let act = self.silu_mul(&x.matmul(&gate_up.t()?)?)?;
+                Some(act.matmul(&down.t()?)?.to_dtype(DType::F32)?)
+            }
+            Some(Mlp::Int8 { .. }) => return Err(mixed_weights()),
+            None => None,
+        };
         Ok((y, shared))
     }
 
@@ -203,16 +275,10 @@ impl Kernels {
         ids: &Tensor,
         weights: &Tensor,
     ) -> Result<Tensor> {
-        let fits = GroupedExperts::supports(
-            self.dtype,
-            x.dim(1)?,
-            routed.down.dim(2)?,
-            routed.gate_up.dim(0)?,
-        );
-        if fits {
-            return self
-                .grouped
-                .forward(x, routed.gate_up, routed.down, ids, weights);
+        if let Mlp::Dense { gate_up, down } = routed {
+            if GroupedExperts::supports(self.dtype, x.dim(1)?, down.dim(2)?, gate_up.dim(0)?) {
+                return self.grouped.forward(x, gate_up, down, ids, weights);
+            }
         }
         let (y, _) = self.experts_in_columns(x, routed, None, ids, weights, Columns::ByExpert)?;
         Ok(y)
@@ -231,14 +297,13 @@ impl Kernels {
         columns: Columns,
     ) -> Result<(Tensor, Option<Tensor>)> {
         let (b, h) = x.dims2()?;
-        let (experts, two_i, _) = routed.gate_up.dims3()?;
-        let inter = two_i / 2;
+        if shared.is_some_and(|s| s.is_int8() != routed.is_int8()) {
+            return Err(mixed_weights());
+        }
+        let (experts, inter) = (routed.experts()?, routed.inter()?);
         let top_k = ids.dim(1)?;
         let slots = b * top_k;
-        let shared_inter = shared
-            .map(|m| m.gate_up.dim(0))
-            .transpose()?
-            .map_or(0, |n| n / 2);
+        let shared_inter = shared.map(|m| m.inter()).transpose()?.unwrap_or(0);
         let act = self.empty((slots, inter), self.dtype)?;
         let y = self.empty((slots, h), DType::F32)?;
         let shared_act = shared
@@ -246,28 +311,25 @@ impl Kernels {
             .transpose()?;
         let shared_y = shared.map(|_| self.empty((b, h), DType::F32)).transpose()?;
         let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
-        let (sgu_p, sd_p) = (
-            optional(shared.map(|m| m.gate_up))?,
-            optional(shared.map(|m| m.down))?,
-        );
+        let (sgu_p, sd_p) = shared.map(|m| m.addresses()).transpose()?.unwrap_or((0, 0));
         let (sact_p, sy_p) = (optional(shared_act.as_ref())?, optional(shared_y.as_ref())?);
-        let (x_p, gu_p, d_p, ids_p, w_p) = (
-            address(x)?,
-            address(routed.gate_up)?,
-            address(routed.down)?,
-            address(ids)?,
-            address(weights)?,
-        );
+        let (gu_p, d_p) = routed.addresses()?;
+        let (x_p, ids_p, w_p) = (address(x)?, address(ids)?, address(weights)?);
         let (act_p, y_p) = (address(&act)?, address(&y)?);
         let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
         let (si_i, b_i) = (shared_inter as i32, b as i32);
-        let (gate_up, down, routed_columns) = match columns {
-            Columns::BySlot => (&self.moe_gate_up_by_slot, &self.moe_down_by_slot, slots),
-            Columns::ByExpert => (
+        let q8 = &self.int8;
+        let (gate_up, down, routed_columns) = match (columns, routed.is_int8()) {
+            (Columns::BySlot, false) => (&self.moe_gate_up_by_slot, &self.moe_down_by_slot, slots),
+            (Columns::BySlot, true) => (&q8.moe_gate_up_by_slot, &q8.moe_down_by_slot, slots),
+            (Columns::ByExpert, false) => (
                 &self.moe_gate_up_by_expert,
                 &self.moe_down_by_expert,
                 experts,
             ),
+            (Columns::ByExpert, true) => {
+                (&q8.moe_gate_up_by_expert, &q8.moe_down_by_expert, experts)
+            }
         };
         let shared_columns = if shared.is_some() {
             b.div_ceil(MOE_GROUP)
@@ -312,15 +374,20 @@ impl Kernels {
 
     /// The activation T(silu(x·gateᵀ)) · T(x·upᵀ) (B, I) of a dense SwiGLU MLP whose fused `gate_up` (2I, H)
     /// holds the gate rows then the up rows: the MoE kernel with the MLP as its shared expert and no routed
-    /// ones, a row's activation summed as a routed expert's is; [`Sums::Fastest`] takes cuBLAS past a few rows.
-    pub fn swiglu(&self, x: &Tensor, gate_up: &Tensor, sums: Sums) -> Result<Tensor> {
+    /// ones, a row's activation summed as a routed expert's is; [`Sums::Fastest`] takes cuBLAS past a few rows
+    /// (weights in the activations' dtype only).
+    pub fn swiglu(&self, x: &Tensor, gate_up: Weight<'_>, sums: Sums) -> Result<Tensor> {
         let (b, h) = x.dims2()?;
-        let inter = gate_up.dim(0)? / 2;
-        if sums == Sums::Fastest && b > ROW_KERNEL_MAX_ROWS {
-            return self.silu_mul(&x.matmul(&gate_up.t()?)?);
-        }
+        let inter = gate_up.dims()?.0 / 2;
+        let kernel = match gate_up {
+            Weight::Dense(w) if sums == Sums::Fastest && b > ROW_KERNEL_MAX_ROWS => {
+                return self.silu_mul(&x.matmul(&w.t()?)?);
+            }
+            Weight::Dense(_) => &self.moe_gate_up_by_slot,
+            Weight::Int8(_) => &self.int8.moe_gate_up_by_slot,
+        };
         let act = self.empty((b, inter), self.dtype)?;
-        let (gu_p, act_p, i_i) = (address(gate_up)?, address(&act)?, inter as i32);
+        let (gu_p, act_p, i_i) = (gate_up.address()?, address(&act)?, inter as i32);
         let args = GateUpArgs {
             x: address(x)?,
             w: gu_p,
@@ -335,11 +402,7 @@ impl Kernels {
             shared_act: act_p,
             tokens: b as i32,
         };
-        self.gate_up(
-            &self.moe_gate_up_by_slot,
-            &args,
-            b.div_ceil(MOE_GROUP) as u32,
-        )?;
+        self.gate_up(kernel, &args, b.div_ceil(MOE_GROUP) as u32)?;
         Ok(act)
     }
 
@@ -413,6 +476,13 @@ impl Kernels {
 enum Columns {
     BySlot,
     ByExpert,
+}
+
+/// The column kernels read one kind of weights a launch.
+fn mixed_weights() -> EngineError {
+    EngineError::Input(
+        "a MoE layer's routed and shared experts must both be int8, or neither".into(),
+    )
 }
 
 fn too_many_tokens(tokens: usize) -> EngineError {

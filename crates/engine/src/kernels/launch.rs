@@ -5,8 +5,8 @@ use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use candle_core::cuda_backend::CudaDevice;
-use candle_core::{DType, Device, Module, Shape, Tensor};
-use candle_nn::Linear;
+use candle_core::quantized::QTensor;
+use candle_core::{DType, Device, Shape, Tensor};
 
 use super::buffers::{address, empty};
 use super::grouped_experts::GroupedExperts;
@@ -50,6 +50,42 @@ const MAX_GRID_Y: u32 = 65_535;
 const PICK_BLOCKS: u32 = 128;
 const MAX_PICK_ROWS: usize = 256;
 
+/// A weight matrix (N, K) as the kernels read it.
+#[derive(Clone, Copy)]
+pub enum Weight<'a> {
+    /// In the activations' dtype.
+    Dense(&'a Tensor),
+    /// int8 in candle's Q8_0 blocks (K a multiple of 32), read by the `_q8_` row kernels only.
+    Int8(&'a QTensor),
+}
+
+impl Weight<'_> {
+    /// (N, K).
+    pub fn dims(&self) -> Result<(usize, usize)> {
+        Ok(match self {
+            Weight::Dense(w) => w.dims2()?,
+            Weight::Int8(q) => q.shape().dims2()?,
+        })
+    }
+
+    /// The device address the kernels take: the tensor's first element, or the first Q8_0 block.
+    pub fn address(&self) -> Result<u64> {
+        match self {
+            Weight::Dense(w) => address(w),
+            Weight::Int8(q) => Ok(q.device_ptr()? as u64),
+        }
+    }
+}
+
+/// The kernels that read weights, built for int8 weights in Q8_0 blocks (decode.cu's `_q8_` names).
+pub struct Int8Kernels {
+    pub(super) moe_gate_up_by_slot: CudaFunction,
+    pub(super) moe_down_by_slot: CudaFunction,
+    pub(super) moe_gate_up_by_expert: CudaFunction,
+    pub(super) moe_down_by_expert: CudaFunction,
+    pub(super) linear_rows: CudaFunction,
+}
+
 /// The compiled kernels for one device and activation dtype (f32 or bf16).
 pub struct Kernels {
     pub(super) dev: CudaDevice,
@@ -76,6 +112,7 @@ pub struct Kernels {
     pub(super) pick_done: CudaSlice<u32>,
     /// The prompt's experts on tensor cores.
     pub(super) grouped: GroupedExperts,
+    pub(super) int8: Int8Kernels,
 }
 
 impl Kernels {
@@ -109,6 +146,13 @@ impl Kernels {
             greedy_pick: load("greedy_pick")?,
             pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
             grouped: GroupedExperts::new(dev)?,
+            int8: Int8Kernels {
+                moe_gate_up_by_slot: load("moe_gate_up_by_slot_q8")?,
+                moe_down_by_slot: load("moe_down_by_slot_q8")?,
+                moe_gate_up_by_expert: load("moe_gate_up_by_expert_q8")?,
+                moe_down_by_expert: load("moe_down_by_expert_q8")?,
+                linear_rows: load("linear_rows_q8")?,
+            },
             dev: dev.clone(),
         }))
     }
@@ -285,12 +329,15 @@ impl Kernels {
         Ok(out)
     }
 
-    /// `layer` on `x` (B, K) for a decode step: `linear_rows`, or cuBLAS past a few rows for [`Sums::Fastest`].
-    pub fn linear(&self, x: &Tensor, layer: &Linear, sums: Sums) -> Result<Tensor> {
-        if sums == Sums::Fastest && x.dim(0)? > ROW_KERNEL_MAX_ROWS {
-            return Ok(layer.forward(x)?);
+    /// `layer` (bias-free) on `x` (B, K) for a decode step: `linear_rows`, or, for weights in the activations'
+    /// dtype, cuBLAS past a few rows for [`Sums::Fastest`].
+    pub fn linear(&self, x: &Tensor, layer: Weight<'_>, sums: Sums) -> Result<Tensor> {
+        match layer {
+            Weight::Dense(w) if sums == Sums::Fastest && x.dim(0)? > ROW_KERNEL_MAX_ROWS => {
+                Ok(x.matmul(&w.t()?)?)
+            }
+            _ => self.linear_rows(x, None, layer),
         }
-        self.linear_rows(x, None, layer)
     }
 
     /// `layer` on RMSNorm(`x`) with `norm_weight`, `eps`: one kernel for the few rows of a decode step, the
@@ -300,7 +347,7 @@ impl Kernels {
         x: &Tensor,
         norm_weight: &Tensor,
         eps: f64,
-        layer: &Linear,
+        layer: Weight<'_>,
         sums: Sums,
     ) -> Result<Tensor> {
         if x.dim(0)? > ROW_KERNEL_MAX_ROWS {
@@ -314,28 +361,26 @@ impl Kernels {
         &self,
         x: &Tensor,
         norm: Option<(&Tensor, f64)>,
-        layer: &Linear,
+        layer: Weight<'_>,
     ) -> Result<Tensor> {
         let (b, k) = x.dims2()?;
-        let weight = layer.weight();
-        let n = weight.dim(0)?;
+        let (n, weight_k) = layer.dims()?;
         let blocks = (n as u32).div_ceil(MOE_WARPS);
-        if k % 8 != 0 || layer.bias().is_some() || blocks > MAX_GRID_Y {
+        let (kernel, block) = match layer {
+            Weight::Dense(_) => (&self.linear_rows, 8),
+            Weight::Int8(_) => (&self.int8.linear_rows, 32),
+        };
+        if k % block != 0 || weight_k != k || blocks > MAX_GRID_Y {
             return Err(EngineError::Input(format!(
-                "a decode step's linear layer of {n}×{k}{} does not fit the row kernel",
-                if layer.bias().is_some() {
-                    " with a bias"
-                } else {
-                    ""
-                }
+                "a decode step's linear layer of {n}×{weight_k} on rows of {k} does not fit the row kernel"
             )));
         }
         let out = self.empty((b, n), self.dtype)?;
-        let (x_p, w_p, out_p) = (address(x)?, address(weight)?, address(&out)?);
+        let (x_p, w_p, out_p) = (address(x)?, layer.address()?, address(&out)?);
         let norm_p = norm.map(|(w, _)| address(w)).transpose()?.unwrap_or(0);
         let eps = norm.map_or(0.0, |(_, eps)| eps as f32);
         let (b_i, n_i, k_i) = (b as i32, n as i32, k as i32);
-        let mut launch = self.stream.launch_builder(&self.linear_rows);
+        let mut launch = self.stream.launch_builder(kernel);
         launch
             .arg(&x_p)
             .arg(&norm_p)

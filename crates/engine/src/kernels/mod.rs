@@ -17,7 +17,7 @@ mod vision;
 
 pub use experts::{AddNorm, Mlp, Routed, Router};
 pub use flash::{flash_attention, RelPosBias, Visibility};
-pub use launch::Kernels;
+pub use launch::{Kernels, Weight};
 pub use rows::{rms_norm, silu_mul};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};
 pub use vision::{

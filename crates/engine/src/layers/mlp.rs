@@ -2,10 +2,9 @@
 
 use candle_core::{Module, Tensor};
 
-use super::proj::Proj;
+use super::proj::{Proj, ProjectionPass};
 use super::{linear, stacked_linear};
 use crate::error::Result;
-use crate::quant::Int8Weights;
 use crate::weights::Weights;
 
 /// `down(silu(gate(x)) * up(x))`, no biases. Gate and up are stacked into one (2I, H) projection at load, so
@@ -50,10 +49,10 @@ impl SwiGlu {
         &self.down_proj
     }
 
-    /// Both projections in int8, named `{name}.gate_up` and `{name}.down` in `int8`.
-    pub fn quantize(&mut self, int8: &mut Int8Weights, name: &str) -> Result<()> {
-        self.gate_up = self.gate_up.to_int8(int8, &format!("{name}.gate_up"))?;
-        self.down_proj = self.down_proj.to_int8(int8, &format!("{name}.down"))?;
+    /// Each projection replaced by what `pass` makes of it, named `{name}.gate_up` and `{name}.down`.
+    pub fn map_projections(&mut self, name: &str, pass: ProjectionPass<'_>) -> Result<()> {
+        self.gate_up = pass(&format!("{name}.gate_up"), &self.gate_up)?;
+        self.down_proj = pass(&format!("{name}.down"), &self.down_proj)?;
         Ok(())
     }
 }

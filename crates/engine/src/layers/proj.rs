@@ -2,30 +2,25 @@
 
 use std::sync::Arc;
 
-use candle_core::quantized::{QMatMul, QTensor};
+use candle_core::quantized::QTensor;
 use candle_core::{DType, Module, Tensor};
 use candle_nn::Linear;
 
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 use crate::quant::Int8Weights;
+
+/// What a pass over a model's projections makes of each one, given its name.
+pub type ProjectionPass<'a> = &'a mut dyn FnMut(&str, &Proj) -> Result<Proj>;
 
 #[derive(Debug, Clone)]
 pub enum Proj {
-    /// In the model's dtype: every path reads these, the fused decode kernels included.
+    /// In the model's dtype.
     Dense(Linear),
-    /// int8 weights (candle's Q8_0: blocks of 32 with an f16 scale), no bias; stock candle ops only.
+    /// int8 weights (candle's Q8_0: blocks of 32 with an f16 scale), no bias.
     Int8(Arc<QTensor>),
 }
 
 impl Proj {
-    /// The weights in the model's dtype, which the fused kernels read; an error for int8 weights.
-    pub fn dense(&self) -> Result<&Linear> {
-        match self {
-            Proj::Dense(linear) => Ok(linear),
-            Proj::Int8(_) => Err(int8_not_fused()),
-        }
-    }
-
     /// The same projection with int8 weights named `name` in `int8`. One with a bias, or whose input width
     /// is not a whole number of Q8_0 blocks, stays as it is.
     pub fn to_int8(&self, int8: &mut Int8Weights, name: &str) -> Result<Proj> {
@@ -35,6 +30,15 @@ impl Proj {
             }
             _ => Ok(self.clone()),
         }
+    }
+
+    /// The same projection with its int8 weights dequantized to `dtype`: what int8 rounding alone does to
+    /// the model, without int8 kernels (a check's oracle).
+    pub fn dequantized(&self, dtype: DType) -> Result<Proj> {
+        Ok(match self {
+            Proj::Int8(q) => Proj::Dense(Linear::new(dequantize(q, dtype)?, None)),
+            dense => dense.clone(),
+        })
     }
 }
 
@@ -48,18 +52,15 @@ impl Module for Proj {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match self {
             Proj::Dense(linear) => linear.forward(x),
-            // f32 activations, which every one of candle's quantized paths takes (its CUDA fast paths also take
-            // bf16, its fallbacks and the CPU's do not); they are quantized to 8 bits inside.
-            Proj::Int8(weights) => QMatMul::QTensor(weights.clone())
-                .forward(&x.to_dtype(DType::F32)?.contiguous()?)?
-                .to_dtype(x.dtype()),
+            // Weight-only, as the fused decode kernels compute: the weights dequantized to the activations'
+            // dtype for this product, the activations as they are. (candle's quantized matmul would quantize
+            // the activations to 8 bits too; docs/benchmarks.md.)
+            Proj::Int8(weights) => Linear::new(dequantize(weights, x.dtype())?, None).forward(x),
         }
     }
 }
 
-/// The fused kernels read weights in the model's dtype only.
-pub(crate) fn int8_not_fused() -> EngineError {
-    EngineError::Input(
-        "int8 weights run on the stock candle ops, not the fused decode kernels".into(),
-    )
+/// `q`'s weights in `dtype`, on its device.
+pub fn dequantize(q: &QTensor, dtype: DType) -> candle_core::Result<Tensor> {
+    q.dequantize(&q.device())?.to_dtype(dtype)
 }

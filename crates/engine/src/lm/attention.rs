@@ -8,10 +8,9 @@ use candle_core::{DType, Device, Module, Tensor};
 use super::kv_cache::SequenceCache;
 use crate::config::TextConfig;
 use crate::error::{EngineError, Result};
-use crate::layers::proj::Proj;
+use crate::layers::proj::{Proj, ProjectionPass};
 use crate::layers::rope::split_heads;
 use crate::layers::{linear, repeat_kv, softmax_f32, stacked_linear};
-use crate::quant::Int8Weights;
 use crate::weights::Weights;
 
 /// q, k and v are stacked into one projection at load: rows [q heads | k heads | v heads].
@@ -56,10 +55,10 @@ impl TextAttention {
         &self.o_proj
     }
 
-    /// Both projections in int8, named `{name}.qkv` and `{name}.o` in `int8`.
-    pub fn quantize(&mut self, int8: &mut Int8Weights, name: &str) -> Result<()> {
-        self.qkv_proj = self.qkv_proj.to_int8(int8, &format!("{name}.qkv"))?;
-        self.o_proj = self.o_proj.to_int8(int8, &format!("{name}.o"))?;
+    /// Each projection replaced by what `pass` makes of it, named `{name}.qkv` and `{name}.o`.
+    pub fn map_projections(&mut self, name: &str, pass: ProjectionPass<'_>) -> Result<()> {
+        self.qkv_proj = pass(&format!("{name}.qkv"), &self.qkv_proj)?;
+        self.o_proj = pass(&format!("{name}.o"), &self.o_proj)?;
         Ok(())
     }
 

@@ -6,6 +6,7 @@ use candle_nn::Embedding;
 use super::attention::{CausalMasks, TextAttention};
 use super::fused_decode::FusedDecoder;
 use super::kv_cache::SequenceCache;
+use super::moe::Experts;
 use super::moe::Moe;
 use crate::config::TextConfig;
 use crate::error::{EngineError, Result};
@@ -14,7 +15,7 @@ use crate::layers::mlp::SwiGlu;
 use crate::layers::norm::RmsNorm;
 use crate::layers::proj::Proj;
 use crate::layers::rope::Rotary;
-use crate::quant::Int8Weights;
+use crate::quant::{Int8Experts, Int8Weights};
 use crate::weights::Weights;
 
 const PREFIX: &str = "language_model";
@@ -89,6 +90,46 @@ impl DecoderLayer {
     }
 }
 
+/// A pass over the language model's weights: what each projection and each layer's routed experts become.
+pub(super) trait WeightPass {
+    fn projection(&mut self, name: &str, proj: &Proj) -> Result<Proj>;
+    fn experts(&mut self, name: &str, experts: &Experts) -> Result<Experts>;
+}
+
+/// Dense weights to int8.
+struct Quantize<'a>(&'a mut Int8Weights);
+
+impl WeightPass for Quantize<'_> {
+    fn projection(&mut self, name: &str, proj: &Proj) -> Result<Proj> {
+        proj.to_int8(self.0, name)
+    }
+
+    fn experts(&mut self, name: &str, experts: &Experts) -> Result<Experts> {
+        let Experts::Dense { gate_up, down } = experts else {
+            return Ok(experts.clone());
+        };
+        Ok(Int8Experts::new(self.0, name, gate_up, down)?
+            .map_or_else(|| experts.clone(), Experts::Int8))
+    }
+}
+
+/// int8 weights to dense ones in a dtype.
+struct Dequantize(DType);
+
+impl WeightPass for Dequantize {
+    fn projection(&mut self, _name: &str, proj: &Proj) -> Result<Proj> {
+        proj.dequantized(self.0)
+    }
+
+    fn experts(&mut self, _name: &str, experts: &Experts) -> Result<Experts> {
+        let Experts::Int8(q) = experts else {
+            return Ok(experts.clone());
+        };
+        let (gate_up, down) = q.dequantized(self.0)?;
+        Ok(Experts::Dense { gate_up, down })
+    }
+}
+
 /// The language model.
 #[derive(Debug, Clone)]
 pub struct TextModel {
@@ -126,16 +167,37 @@ impl TextModel {
     /// Every projection, expert and the lm_head in int8, each named for its place in `int8`; the
     /// embeddings and norms stay as they are. Each layer's dense weights are let go as it is done.
     pub fn quantize(&mut self, int8: &mut Int8Weights) -> Result<()> {
+        self.map_weights(&mut Quantize(int8))?;
+        self.int8 = true;
+        Ok(())
+    }
+
+    /// The int8 weights dequantized to the model's dtype: what int8 rounding alone does to the model, run on
+    /// the kernels of dense weights (a check's oracle).
+    pub fn dequantize(&mut self) -> Result<()> {
+        let dtype = self.embedding_table().dtype();
+        self.map_weights(&mut Dequantize(dtype))?;
+        self.int8 = false;
+        Ok(())
+    }
+
+    /// Every projection and every layer's routed experts replaced by what `pass` makes of them.
+    fn map_weights(&mut self, pass: &mut dyn WeightPass) -> Result<()> {
         for (i, layer) in self.layers.iter_mut().enumerate() {
             let name = format!("lm.{i}");
-            layer.attn.quantize(int8, &format!("{name}.attn"))?;
+            let attn = format!("{name}.attn");
+            layer
+                .attn
+                .map_projections(&attn, &mut |n, p| pass.projection(n, p))?;
             match &mut layer.ffn {
-                FeedForward::Dense(mlp) => mlp.quantize(int8, &format!("{name}.mlp"))?,
-                FeedForward::Sparse(moe) => moe.quantize(int8, &format!("{name}.moe"))?,
+                FeedForward::Dense(mlp) => {
+                    let mlp_name = format!("{name}.mlp");
+                    mlp.map_projections(&mlp_name, &mut |n, p| pass.projection(n, p))?
+                }
+                FeedForward::Sparse(moe) => moe.map_weights(&format!("{name}.moe"), pass)?,
             }
         }
-        self.lm_head = self.lm_head.to_int8(int8, "lm_head")?;
-        self.int8 = true;
+        self.lm_head = pass.projection("lm_head", &self.lm_head)?;
         Ok(())
     }
 

@@ -34,10 +34,11 @@ mod gpu {
 
     use super::Sums;
     use crate::error::{EngineError, Result};
-    use crate::kernels::{AddNorm, InputAddresses, Kernels, Mlp, Router, StepInputs};
+    use crate::kernels::{AddNorm, InputAddresses, Kernels, Mlp, Router, StepInputs, Weight};
     use crate::layers::mlp::SwiGlu;
+    use crate::layers::proj::Proj;
     use crate::lm::decoder::{DecoderLayer, FeedForward, TextModel};
-    use crate::lm::moe::Moe;
+    use crate::lm::moe::{Experts, Moe};
     use crate::lm::SequenceCache;
 
     /// The kernels for the model's device and dtype, and per batch size the step's input buffer and graph.
@@ -85,10 +86,6 @@ mod gpu {
             sums: Sums,
         ) -> Result<Option<Self>> {
             let cfg = model.config();
-            // The kernels read weights in the model's dtype; int8 runs on candle's quantized kernels.
-            if model.is_int8() {
-                return Ok(None);
-            }
             if !Kernels::supports(
                 cfg.head_dim(),
                 cfg.hidden_size,
@@ -219,7 +216,7 @@ mod gpu {
             // The norm in a launch of its own: normalising the rows again in every block of the 331 MB lm_head
             // kept the row kernel well below cuBLAS's ~2.8 TB/s; without it, it keeps pace at one row.
             let normed = k.rms_norm(&x, model.norm.weight(), model.norm.eps())?;
-            let logits = k.linear(&normed, model.lm_head.dense()?, self.sums)?;
+            let logits = k.linear(&normed, weight(&model.lm_head)?, self.sums)?;
             k.greedy_pick(&logits, inputs)
         }
 
@@ -234,10 +231,10 @@ mod gpu {
             let k = &self.kernels;
             let heads = layer.attn.heads();
             let (norm, eps) = (layer.input_norm.weight(), layer.input_norm.eps());
-            let qkv = k.norm_linear(x, norm, eps, layer.attn.qkv_proj().dense()?, self.sums)?;
+            let qkv = k.norm_linear(x, norm, eps, weight(layer.attn.qkv_proj())?, self.sums)?;
             let q = k.rope_kv_write(&qkv, inputs, index, heads)?;
             let attn = k.attention(&q, inputs, index, heads, self.sums)?;
-            let attn = k.linear(&attn, layer.attn.o_proj().dense()?, self.sums)?;
+            let attn = k.linear(&attn, weight(layer.attn.o_proj())?, self.sums)?;
             let (weight, eps) = (layer.post_norm.weight(), layer.post_norm.eps());
             match &layer.ffn {
                 FeedForward::Dense(mlp) => {
@@ -277,23 +274,59 @@ mod gpu {
         /// A dense SwiGLU MLP on `x` (n, H).
         fn mlp(&self, mlp: &SwiGlu, x: &Tensor) -> Result<Tensor> {
             let k = &self.kernels;
-            let act = k.swiglu(x, mlp.gate_up().dense()?.weight(), self.sums)?;
-            k.linear(&act, mlp.down_proj().dense()?, self.sums)
+            let act = k.swiglu(x, weight(mlp.gate_up())?, self.sums)?;
+            k.linear(&act, weight(mlp.down_proj())?, self.sums)
         }
     }
 
     /// The layer's routed experts, stacked, and its shared experts if it has them.
     fn expert_mlps(moe: &Moe) -> Result<(Mlp<'_>, Option<Mlp<'_>>)> {
-        let (gate_up, down) = moe.dense_experts()?;
-        let routed = Mlp { gate_up, down };
-        let shared = match &moe.shared {
-            Some(mlp) => Some(Mlp {
-                gate_up: mlp.gate_up().dense()?.weight(),
-                down: mlp.down_proj().dense()?.weight(),
-            }),
-            None => None,
+        let routed = match &moe.experts {
+            Experts::Dense { gate_up, down } => Mlp::Dense { gate_up, down },
+            Experts::Int8(experts) => {
+                let (Some((gate_up, down)), Some(tables)) = (experts.first(), experts.tables())
+                else {
+                    return Err(EngineError::Cuda(
+                        "int8 experts with no device tables".into(),
+                    ));
+                };
+                Mlp::Int8 {
+                    gate_up,
+                    down,
+                    tables: Some(tables),
+                    experts: experts.count(),
+                }
+            }
         };
+        let shared = moe.shared.as_ref().map(swiglu_mlp).transpose()?;
         Ok((routed, shared))
+    }
+
+    /// A dense SwiGLU MLP's two projections, both in the model's dtype or both int8.
+    fn swiglu_mlp(mlp: &SwiGlu) -> Result<Mlp<'_>> {
+        match (weight(mlp.gate_up())?, weight(mlp.down_proj())?) {
+            (Weight::Dense(gate_up), Weight::Dense(down)) => Ok(Mlp::Dense { gate_up, down }),
+            (Weight::Int8(gate_up), Weight::Int8(down)) => Ok(Mlp::Int8 {
+                gate_up,
+                down,
+                tables: None,
+                experts: 1,
+            }),
+            _ => Err(EngineError::Input(
+                "an MLP's projections must both be int8, or neither".into(),
+            )),
+        }
+    }
+
+    /// A projection's weights as the kernels read them (bias-free, as every LM projection is).
+    fn weight(proj: &Proj) -> Result<Weight<'_>> {
+        match proj {
+            Proj::Dense(linear) if linear.bias().is_none() => Ok(Weight::Dense(linear.weight())),
+            Proj::Dense(_) => Err(EngineError::Input(
+                "a decode step's projection has a bias".into(),
+            )),
+            Proj::Int8(q) => Ok(Weight::Int8(q)),
+        }
     }
 
     fn router(moe: &Moe) -> Router<'_> {

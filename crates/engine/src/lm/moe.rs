@@ -3,10 +3,11 @@
 
 use candle_core::{DType, Module, Tensor};
 
+use super::decoder::WeightPass;
 use crate::config::TextConfig;
 use crate::error::Result;
 use crate::layers::mlp::SwiGlu;
-use crate::quant::{Int8Experts, Int8Weights};
+use crate::quant::Int8Experts;
 use crate::weights::Weights;
 
 /// The routed experts.
@@ -71,25 +72,12 @@ impl Moe {
         })
     }
 
-    /// The stacked experts in the model's dtype, which the fused kernels read: (gate_up, down).
-    #[cfg(feature = "cuda")]
-    pub(super) fn dense_experts(&self) -> Result<(&Tensor, &Tensor)> {
-        match &self.experts {
-            Experts::Dense { gate_up, down } => Ok((gate_up, down)),
-            Experts::Int8(_) => Err(crate::layers::proj::int8_not_fused()),
-        }
-    }
-
-    /// The experts (routed and shared) in int8, named `{name}.experts` and `{name}.shared` in `int8`.
-    pub(super) fn quantize(&mut self, int8: &mut Int8Weights, name: &str) -> Result<()> {
-        if let Experts::Dense { gate_up, down } = &self.experts {
-            let experts = format!("{name}.experts");
-            if let Some(q) = Int8Experts::new(int8, &experts, gate_up, down)? {
-                self.experts = Experts::Int8(q);
-            }
-        }
+    /// The routed experts and the shared ones replaced by what `pass` makes of them, named `{name}.experts`
+    /// and `{name}.shared`.
+    pub(super) fn map_weights(&mut self, name: &str, pass: &mut dyn WeightPass) -> Result<()> {
+        self.experts = pass.experts(&format!("{name}.experts"), &self.experts)?;
         if let Some(shared) = &mut self.shared {
-            shared.quantize(int8, &format!("{name}.shared"))?;
+            shared.map_projections(&format!("{name}.shared"), &mut |n, p| pass.projection(n, p))?;
         }
         Ok(())
     }

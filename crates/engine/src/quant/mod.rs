@@ -1,7 +1,9 @@
 //! int8 weights, opt-in: the language model's projections, experts and lm_head quantized to candle's Q8_0
 //! (blocks of 32 weights with an f16 scale) at load, from the checkpoint in the model's dtype, and kept in a
 //! GGUF file so that later loads read them instead of quantizing again. The vision tower, the embeddings and
-//! the norms stay as loaded.
+//! the norms stay as loaded. int8 is weight-only: the decode step's fused kernels dequantize the blocks in
+//! registers, the prompt pass dequantizes each matrix for its product, and the activations stay in the
+//! model's dtype throughout.
 
 mod agreement;
 mod cache;
@@ -26,7 +28,7 @@ pub enum WeightFormat {
     #[default]
     #[serde(rename = "bf16")]
     Dense,
-    /// int8 with a scale per block of 32: about half the memory, decoded on candle's quantized kernels.
+    /// int8 with a scale per block of 32: about half the memory.
     #[serde(rename = "int8")]
     Int8,
 }
