@@ -70,7 +70,7 @@ pub struct ConvertArgs {
     /// Most pages the model reads at once (default: as many as the GPU's memory holds, up to 64; 4 on the CPU).
     #[arg(long)]
     in_flight: Option<usize>,
-    /// The language model's weights: bf16, or int8 (half the memory, and for now about 10× slower to decode;
+    /// The language model's weights: bf16, or int8 (half the memory; each page's prompt takes longer for now;
     /// quantized at the first use and kept beside the model, then read from there).
     #[arg(long, default_value = "bf16")]
     weights: WeightFormat,

@@ -1,6 +1,7 @@
-//! int8 weights on the tiny fixture model (CPU, f32 activations): the logits stay within what 8-bit weights and
-//! activations can move them, greedy decoding on them agrees with their own teacher-forced logits, and the GGUF
-//! cache gives back exactly what was quantized, rebuilding itself when cut short or made from other weights.
+//! int8 weights on the tiny fixture model (f32 activations): the logits stay within what 8-bit rounding can move
+//! them, greedy decoding on them agrees with their own teacher-forced logits, the GGUF cache gives back exactly
+//! what was quantized (rebuilding itself when cut short or made from other weights), and on the GPU the fused
+//! kernels that read the int8 blocks give the tokens of the same weights dequantized.
 
 use std::path::Path;
 
@@ -74,7 +75,7 @@ fn check_int8_against_bf16_rounding(device: &Device) {
     assert!(int8.text().is_int8());
     let (int8_err, int8_flips) = compare(&rows(&teacher_forced(&int8)), &f32_logits);
     // The yardstick: the same model in bf16, whose weights and activations are rounded to 8 significant bits,
-    // as Q8_0 rounds each weight (and candle each activation) to 1/127 of its block's largest. A wrong
+    // as Q8_0 rounds each weight to 1/127 of its block's largest (the activations stay f32 here). A wrong
     // block layout, a swapped expert or a lost scale moves the logits by far more than this.
     let bf16 = Model::load(&fixtures().join("tiny_native"), &Device::Cpu, DType::BF16).unwrap();
     let (bf16_err, bf16_flips) = compare(&rows(&teacher_forced(&bf16)), &f32_logits);

@@ -67,7 +67,7 @@ export class EngineSettingsPanel {
     this.weights = el("select", { id: "local-weights" });
     this.weights.append(
       el("option", { value: "bf16", textContent: "bf16, as downloaded" }),
-      el("option", { value: "int8", textContent: "int8: half the memory, slower for now (made once, in a minute)" }),
+      el("option", { value: "int8", textContent: "int8: half the memory, pages start slower (made once, in a minute)" }),
     );
     const weightsRow = el("div", { className: "settings-field" });
     weightsRow.append(el("label", { htmlFor: this.weights.id, textContent: "Weights" }), this.weights);

@@ -48,8 +48,8 @@ pub struct BenchArgs {
     /// page's tokens do not depend on the pages beside it.
     #[arg(long)]
     batch_invariant: bool,
-    /// The language model's weights: bf16 (as loaded, the fused kernels) or int8 (quantized at load, candle's
-    /// quantized kernels; a model folder's int8 weights are cached beside it).
+    /// The language model's weights: bf16 (as loaded) or int8 (quantized at load, dequantized inside the fused
+    /// kernels; a model folder's int8 weights are cached beside it).
     #[arg(long, default_value = "bf16")]
     weights: WeightFormat,
     /// Device memory bandwidth for the floor, GB/s; 3000 is the H100's as measured in shared/gpu/README.md.
