@@ -99,22 +99,6 @@ impl Mlp<'_> {
     fn is_int8(&self) -> bool {
         matches!(self, Mlp::Int8 { .. })
     }
-
-    /// The gate/up matrix as one weight (an unstacked MLP).
-    pub fn gate_up(&self) -> Weight<'_> {
-        match self {
-            Mlp::Dense { gate_up, .. } => Weight::Dense(gate_up),
-            Mlp::Int8 { gate_up, .. } => Weight::Int8(gate_up),
-        }
-    }
-
-    /// The down matrix as one weight (an unstacked MLP).
-    pub fn down(&self) -> Weight<'_> {
-        match self {
-            Mlp::Dense { down, .. } => Weight::Dense(down),
-            Mlp::Int8 { down, .. } => Weight::Int8(down),
-        }
-    }
 }
 
 /// A residual add and RMSNorm to apply before routing: RMSNorm(x + delta) with `weight`, `eps`.

@@ -1,8 +1,9 @@
 //! Hand-written CUDA where stock candle ops cost more in launches, round trips and materialised scores than
 //! the bytes they move. `decode.cu`: the decode step (RMSNorm fused with the residual add and the router,
 //! RoPE fused with the KV-cache write, split-K attention over each sequence's cache, MoE experts that read
-//! only the chosen experts, the greedy choice under the n-gram ban). `flash_attention.cu`: the page's long
-//! attentions. `moe_prefill.cu`: the prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
+//! only the chosen experts, the greedy choice under the n-gram ban), its weight-reading kernels also built for
+//! int8 weights in Q8_0 blocks. `flash_attention.cu`: the page's long attentions. `moe_prefill.cu`: the
+//! prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
 //! the vision encoders' linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the
 //! encoder's and the LM prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 

@@ -4,6 +4,8 @@
 //! batch size runs op by op and is then captured as a CUDA graph, which later steps of that size replay.
 //! With [`Sums::BatchInvariant`] every output of the step is summed in the same order whatever the batch size
 //! (no cuBLAS, no tensor-core tiles), so a page's greedy tokens do not depend on the pages beside it.
+//! int8 weights (`crate::quant`) are read by the same row kernels, which dequantize their blocks in registers;
+//! they take the CUDA-core kernels at every batch size.
 //! Off CUDA there is no fused step; the straightforward path runs instead.
 
 #[cfg(feature = "cuda")]
