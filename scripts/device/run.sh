@@ -27,7 +27,7 @@
 #   remote     32 pages read in process, then through `deepread serve` by `convert --engine remote`, 32 in flight:
 #              the Markdown compared, the reading times side by side (needs the weights step)
 #   remote1    the same for 8 pages read one at a time, where no page has another beside it in the batch
-#   int8       int8 weights on random weights drawn in the engine: the decode step at 1 and 16 pages beside bf16's,
+#   int8       int8 weights on random weights drawn in the engine: the decode step at 1, 16 and 64 pages beside bf16's,
 #              then the logits' agreement with bf16 over 256 teacher-forced positions of real output text
 set -uo pipefail
 export PYTHONUNBUFFERED=1 RUST_BACKTRACE=1
@@ -104,7 +104,7 @@ for step in "$@"; do
     remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;
     remote1) remote_step 8 1 2>&1 | tee "$OUT/remote1.txt" ;;
     int8) for weights in bf16 int8; do
-            /tmp/deepread bench --pages 1,16 --tokens 64 --weights $weights 2>&1; done | tee "$OUT/int8_bench.txt"
+            /tmp/deepread bench --pages 1,16,64 --tokens 64 --weights $weights 2>&1; done | tee "$OUT/int8_bench.txt"
           /tmp/int8_agreement remote/tokenizer.json int8/*.md 2>&1 | tee "$OUT/int8_agreement.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \

@@ -1,7 +1,7 @@
 //! int8 weights on the tiny fixture model (f32 activations): the logits stay within what 8-bit rounding can move
 //! them, greedy decoding on them agrees with their own teacher-forced logits, the GGUF cache gives back exactly
 //! what was quantized (rebuilding itself when cut short or made from other weights), and on the GPU the fused
-//! kernels that read the int8 blocks give the tokens of the same weights dequantized.
+//! kernels that read the int8 rows give the tokens of the same weights dequantized.
 
 use std::path::Path;
 
@@ -111,8 +111,9 @@ fn int8_on_the_gpu_stays_within_twice_what_bf16_rounding_moves_them() {
     check_int8_against_bf16_rounding(&deepread_engine::engine_gpu(0).expect("a CUDA device"));
 }
 
-/// The fused decode kernels on int8 weights (Q8_0 blocks dequantized in registers) give the tokens of the same
-/// kernels on those weights dequantized beforehand: f32 on the GPU, one page alone and four together.
+/// The fused decode kernels on int8 weights (rows dequantized in registers) give the tokens of the same kernels
+/// on those weights dequantized beforehand: f32 on the GPU, one page alone and four together. The products are
+/// the same floats; a lane sums 16 int8 weights where it sums 8 dense ones, so the sums differ in f32 rounding.
 #[cfg(feature = "cuda")]
 #[test]
 fn fused_int8_decoding_gives_the_tokens_of_its_weights_dequantized() {

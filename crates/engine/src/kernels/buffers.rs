@@ -49,8 +49,8 @@ pub fn address(t: &Tensor) -> Result<u64> {
         DType::BF16 => s.as_cuda_slice::<bf16>()?.device_ptr(&stream).0,
         DType::F32 => s.as_cuda_slice::<f32>()?.device_ptr(&stream).0,
         DType::U32 => s.as_cuda_slice::<u32>()?.device_ptr(&stream).0,
-        // Tables of device addresses (the int8 experts').
-        DType::I64 => s.as_cuda_slice::<i64>()?.device_ptr(&stream).0,
+        // int8 rows (crate::quant::Int8Matrix).
+        DType::U8 => s.as_cuda_slice::<u8>()?.device_ptr(&stream).0,
         other => {
             return Err(EngineError::Cuda(format!(
                 "a kernel was given a {other:?} tensor"

@@ -84,42 +84,75 @@ __device__ __forceinline__ void unpack8(const Raw8<T>& raw, float out[8]) {
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
-// How the row kernels read a weight matrix (N, K), row by row, 8 values at a time. Dense<T>: in the
-// activations' type T, routed experts stacked (E, N, K). Q8: int8 in candle's Q8_0 blocks (an f16 scale, then
-// 32 weights: 34 bytes; a row is K/32 blocks), routed experts through a device table of each expert's matrix.
-// Q8 is weight-only: the weights are dequantized in registers and the activations stay in T.
+// How the row kernels read a weight matrix (N, K), row by row, `width` values a lane at a time: `fetch` requests
+// them as loaded (`Held`), `unpack` turns them into floats, so that loads requested early are converted late.
+// Dense<T>: in the activations' type T, 8 values (16 bytes in bf16), routed experts stacked (E, N, K). Int8:
+// DeepRead's int8 rows (quant/matrix.rs): a row holds its K int8 weights, then an f16 scale per block of 32,
+// padded to 16 bytes, so that a lane reads 16 weights in one 16-byte load; routed experts stacked (E, N, row
+// bytes). Int8 is weight-only: the weights are dequantized in registers (scale · q in f32) and the activations
+// stay in T.
 template <typename T>
 struct Dense {
     typedef const T* Row;
     typedef const T* Experts;
-    static constexpr bool holds = true;  // rows may be requested early as Raw8 (linear_rows)
+    typedef Raw8<T> Held;
+    static constexpr int width = 8;
     static __device__ __forceinline__ Row row(Row w, size_t r, int k) { return w + r * k; }
-    static __device__ __forceinline__ Row expert(Experts w, int e, size_t stride) { return w + (size_t)e * stride; }
-    static __device__ __forceinline__ void load(Row row, int c, float out[8]) { load8(row + c, out); }
+    static __device__ __forceinline__ Row expert(Experts w, int e, int rows, int k) {
+        return w + (size_t)e * rows * k;
+    }
+    static __device__ __forceinline__ void fetch(Row row, int c, int, Held& held) { fetch8(row + c, held); }
+    static __device__ __forceinline__ void unpack(const Held& held, float out[8]) { ::unpack8(held, out); }
+    static __device__ __forceinline__ void unpack8(const Held& held, int, float out[8]) { ::unpack8(held, out); }
     static __device__ __forceinline__ int row_bytes(int k) { return k * (int)sizeof(T); }
 };
 
-struct Q8 {
+struct Int8 {
     typedef const uint8_t* Row;
-    typedef const uint8_t* const* Experts;
-    static constexpr bool holds = false;
-    static __device__ __forceinline__ Row row(Row w, size_t r, int k) { return w + r * (size_t)(k / 32) * 34; }
-    static __device__ __forceinline__ Row expert(Experts w, int e, size_t) { return w[e]; }
-    // c a multiple of 8: the 8 weights share their block's scale. The quants sit 2 bytes into the block, so
-    // they are 2-byte aligned only: four 16-bit loads.
-    static __device__ __forceinline__ void load(Row row, int c, float out[8]) {
-        const uint8_t* block = row + (size_t)(c / 32) * 34;
-        const float d = __half2float(*reinterpret_cast<const __half*>(block));
-        const uint16_t* q = reinterpret_cast<const uint16_t*>(block + 2 + c % 32);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const uint16_t v = q[i];
-            out[2 * i] = d * (float)(int8_t)(v & 0xff);
-            out[2 * i + 1] = d * (float)(int8_t)(v >> 8);
-        }
+    typedef const uint8_t* Experts;
+    struct Held {
+        uint4 q;
+        __half d;
+    };
+    static constexpr int width = 16;
+    // K bytes of weights, then K/32 two-byte scales rounded up to 16 bytes (K a multiple of 32).
+    static __device__ __forceinline__ int row_bytes(int k) { return k + (k / 16 + 15) / 16 * 16; }
+    static __device__ __forceinline__ Row row(Row w, size_t r, int k) { return w + r * row_bytes(k); }
+    static __device__ __forceinline__ Row expert(Experts w, int e, int rows, int k) {
+        return w + (size_t)e * rows * row_bytes(k);
     }
-    static __device__ __forceinline__ int row_bytes(int k) { return k / 32 * 34; }
+    // c a multiple of 16: the 16 weights share their block's scale.
+    static __device__ __forceinline__ void fetch(Row row, int c, int k, Held& held) {
+        held.q = *reinterpret_cast<const uint4*>(row + c);
+        held.d = reinterpret_cast<const __half*>(row + k)[c / 32];
+    }
+    static __device__ __forceinline__ void unpack(const Held& held, float out[16]) {
+        unpack8(held, 0, out);
+        unpack8(held, 8, out + 8);
+    }
+    // Values p to p + 7 of the 16 (p 0 or 8).
+    static __device__ __forceinline__ void unpack8(const Held& held, int p, float out[8]) {
+        const float d = __half2float(held.d);
+        const int8_t* q = reinterpret_cast<const int8_t*>(&held.q) + p;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) out[i] = d * (float)q[i];
+    }
 };
+
+// `width` weights of row `row` from column c as floats.
+template <typename W>
+__device__ __forceinline__ void load_weights(typename W::Row row, int c, int k, float out[W::width]) {
+    typename W::Held held;
+    W::fetch(row, c, k, held);
+    W::unpack(held, out);
+}
+
+// `width` consecutive values of x as floats (width a multiple of 8).
+template <int WIDTH, typename T>
+__device__ __forceinline__ void load_wide(const T* p, float out[WIDTH]) {
+#pragma unroll
+    for (int i = 0; i < WIDTH; i += 8) load8(p + i, out + i);
+}
 
 // The embedding rows of the fed-back tokens: out[b] = table[tokens[b]], one row per block.
 template <typename T>
@@ -501,6 +534,9 @@ __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float
 #define MOE_GROUP 8
 #define MOE_DECODE_SLOTS 256
 #define MOE_PREFILL_SLOTS 8192
+// Threads of a MoE block (launch.rs's MOE_WARPS · 32). The int8 gate/up kernels are held to 3 blocks an SM:
+// at their natural 88 registers 2 fit, and one token's step ran in 6 waves rather than bf16's 4.
+#define MOE_THREADS 256
 
 // Asks L2 for the `bytes` bytes from p on, a 128-byte line per lane of the warp: the loads that follow find
 // them there. The MoE kernels do this for their weight rows as soon as they know their expert, so that the
@@ -552,7 +588,7 @@ struct Column {
 
 template <typename W, int MAX_SLOTS, typename Prefetch>
 __device__ Column<W> moe_column(const int* ids, int n_slots, int k, bool by_slot, typename W::Experts w,
-                                size_t expert_stride, int inter, typename W::Row shared_w, int shared_rows,
+                                int expert_rows, int expert_k, int inter, typename W::Row shared_w, int shared_rows,
                                 int tokens, int* slots, Prefetch prefetch) {
     const int shared_columns = shared_w ? (tokens + MOE_GROUP - 1) / MOE_GROUP : 0;
     const int c = (int)blockIdx.y - ((int)gridDim.y - shared_columns);
@@ -564,7 +600,7 @@ __device__ Column<W> moe_column(const int* ids, int n_slots, int k, bool by_slot
         return {count, shared_w, shared_rows, 1};
     }
     const int e = by_slot ? ids[blockIdx.y] : (int)blockIdx.y;
-    const typename W::Row expert_w = W::expert(w, e, expert_stride);
+    const typename W::Row expert_w = W::expert(w, e, expert_rows, expert_k);
     if (by_slot && (int)blockIdx.y < n_slots / max(tokens, 1)) prefetch(expert_w, inter);
     const int count = column_slots<MAX_SLOTS>(ids, n_slots, by_slot, e, slots);
     return {count, expert_w, inter, k};
@@ -586,8 +622,8 @@ __device__ void moe_gate_up(const T* x, typename W::Experts w, const int* ids, T
         prefetch_l2(W::row(ew, j, h), W::row_bytes(h));
         prefetch_l2(W::row(ew, rows + j, h), W::row_bytes(h));
     };
-    const Column<W> col = moe_column<W, MAX_SLOTS>(ids, n_slots, k, by_slot, w, (size_t)2 * inter * h, inter,
-                                                   shared_w, shared_inter, tokens, slots, gate_up_rows);
+    const Column<W> col = moe_column<W, MAX_SLOTS>(ids, n_slots, k, by_slot, w, 2 * inter, h, inter, shared_w,
+                                                   shared_inter, tokens, slots, gate_up_rows);
     T* out = col.w == shared_w ? shared_act : act;
     if (col.count == 0 || j >= col.rows) return;
     const typename W::Row wg = W::row(col.w, j, h);
@@ -595,18 +631,26 @@ __device__ void moe_gate_up(const T* x, typename W::Experts w, const int* ids, T
     for (int g = 0; g < col.count; g += MOE_GROUP) {
         const int n = min(MOE_GROUP, col.count - g);
         float ag[MOE_GROUP] = {0}, au[MOE_GROUP] = {0};
+        // The weights stay as loaded until used, 8 at a time: fewer registers, more blocks on an SM.
+        constexpr int WIDTH = W::width;
 #pragma unroll 4
-        for (int c = lane * 8; c < h; c += 256) {
-            float vg[8], vu[8];
-            W::load(wg, c, vg);
-            W::load(wu, c, vu);
+        for (int c = lane * WIDTH; c < h; c += 32 * WIDTH) {
+            typename W::Held hg, hu;
+            W::fetch(wg, c, h, hg);
+            W::fetch(wu, c, h, hu);
 #pragma unroll
-            for (int s = 0; s < MOE_GROUP; ++s) {
-                if (s >= n) break;
-                float xv[8];
-                load8(x + (size_t)(slots[g + s] / col.k) * h + c, xv);
+            for (int p = 0; p < WIDTH; p += 8) {
+                float vg[8], vu[8];
+                W::unpack8(hg, p, vg);
+                W::unpack8(hu, p, vu);
 #pragma unroll
-                for (int q = 0; q < 8; ++q) { ag[s] += vg[q] * xv[q]; au[s] += vu[q] * xv[q]; }
+                for (int s = 0; s < MOE_GROUP; ++s) {
+                    if (s >= n) break;
+                    float xv[8];
+                    load8(x + (size_t)(slots[g + s] / col.k) * h + c + p, xv);
+#pragma unroll
+                    for (int q = 0; q < 8; ++q) { ag[s] += vg[q] * xv[q]; au[s] += vu[q] * xv[q]; }
+                }
             }
         }
 #pragma unroll
@@ -634,7 +678,7 @@ __device__ void moe_down(const T* act, typename W::Experts w, const int* ids, co
     const auto down_row = [&](typename W::Row ew, int rows) {
         if (r < h) prefetch_l2(W::row(ew, r, rows), W::row_bytes(rows));
     };
-    const Column<W> col = moe_column<W, MAX_SLOTS>(ids, n_slots, 1, by_slot, w, (size_t)h * inter, inter, shared_w,
+    const Column<W> col = moe_column<W, MAX_SLOTS>(ids, n_slots, 1, by_slot, w, h, inter, inter, shared_w,
                                                    shared_inter, tokens, slots, down_row);
     const bool shared = col.w == shared_w;
     const T* in = shared ? shared_act : act;
@@ -643,17 +687,23 @@ __device__ void moe_down(const T* act, typename W::Experts w, const int* ids, co
     for (int g = 0; g < col.count; g += MOE_GROUP) {
         const int n = min(MOE_GROUP, col.count - g);
         float a[MOE_GROUP] = {0};
+        constexpr int WIDTH = W::width;
 #pragma unroll 4
-        for (int c = lane * 8; c < col.rows; c += 256) {
-            float vw[8];
-            W::load(wd, c, vw);
+        for (int c = lane * WIDTH; c < col.rows; c += 32 * WIDTH) {
+            typename W::Held hw;
+            W::fetch(wd, c, col.rows, hw);
 #pragma unroll
-            for (int s = 0; s < MOE_GROUP; ++s) {
-                if (s >= n) break;
-                float av[8];
-                load8(in + (size_t)slots[g + s] * col.rows + c, av);
+            for (int p = 0; p < WIDTH; p += 8) {
+                float vw[8];
+                W::unpack8(hw, p, vw);
 #pragma unroll
-                for (int q = 0; q < 8; ++q) a[s] += vw[q] * av[q];
+                for (int s = 0; s < MOE_GROUP; ++s) {
+                    if (s >= n) break;
+                    float av[8];
+                    load8(in + (size_t)slots[g + s] * col.rows + c + p, av);
+#pragma unroll
+                    for (int q = 0; q < 8; ++q) a[s] += vw[q] * av[q];
+                }
             }
         }
 #pragma unroll
@@ -677,18 +727,18 @@ __device__ void moe_down(const T* act, typename W::Experts w, const int* ids, co
 // is first RMSNorm-ed (each block normalises its rows itself into dynamic shared memory, rows·K floats), which
 // saves the norm its own launch.
 #define LINEAR_MAX_ROWS 16
-#define LINEAR_HELD_CHUNKS 5
-template <typename T>
+#define LINEAR_HELD_WEIGHTS 1280
+template <int WIDTH, typename T>
 __device__ __forceinline__ void add_row_products(const T* x, const float* normed, int rows, int k, int c,
-                                                 const float vw[8], float acc[LINEAR_MAX_ROWS]) {
+                                                 const float vw[WIDTH], float acc[LINEAR_MAX_ROWS]) {
 #pragma unroll
     for (int b = 0; b < LINEAR_MAX_ROWS; ++b) {
         if (b >= rows) break;
-        float xv[8];
-        if (normed) load8(normed + b * k + c, xv);
-        else load8(x + (size_t)b * k + c, xv);
+        float xv[WIDTH];
+        if (normed) load_wide<WIDTH>(normed + b * k + c, xv);
+        else load_wide<WIDTH>(x + (size_t)b * k + c, xv);
 #pragma unroll
-        for (int q = 0; q < 8; ++q) acc[b] += vw[q] * xv[q];
+        for (int q = 0; q < WIDTH; ++q) acc[b] += vw[q] * xv[q];
     }
 }
 
@@ -702,18 +752,16 @@ __device__ void linear_rows(const T* x, const T* norm_w, float eps, typename W::
     out += (size_t)blockIdx.x * LINEAR_MAX_ROWS * n;
     rows = min(LINEAR_MAX_ROWS, rows - (int)blockIdx.x * LINEAR_MAX_ROWS);
     const typename W::Row wr = W::row(w, r, k);
-    // The row's first LINEAR_HELD_CHUNKS · 256 weights are requested before the norm, so that the two memory
-    // waits overlap (qkv: 10.4 → 9.8 µs on the H100); the rest, if any, is read in the loop. (The MoE kernels
-    // lost more occupancy than they gained when they held their rows this way: 20 → 31 µs.) int8 rows are
-    // read in the loop only.
-    constexpr int HELD = W::holds ? LINEAR_HELD_CHUNKS : 0;
-    Raw8<T> held[LINEAR_HELD_CHUNKS];
-    if constexpr (W::holds) {
+    // The row's first LINEAR_HELD_WEIGHTS weights (in chunks of a warp's loads) are requested before the norm,
+    // so that the two memory waits overlap (qkv: 10.4 → 9.8 µs on the H100, bf16); the rest, if any, is read
+    // in the loop. (The MoE kernels lost more occupancy than they gained when they held their rows this way:
+    // 20 → 31 µs.)
+    constexpr int WIDTH = W::width, CHUNK = 32 * WIDTH, HELD = (LINEAR_HELD_WEIGHTS + CHUNK - 1) / CHUNK;
+    typename W::Held held[HELD];
 #pragma unroll
-        for (int t = 0; t < HELD; ++t) {
-            const int c = lane * 8 + t * 256;
-            if (r < n && c < k) fetch8(wr + c, held[t]);
-        }
+    for (int t = 0; t < HELD; ++t) {
+        const int c = lane * WIDTH + t * CHUNK;
+        if (r < n && c < k) W::fetch(wr, c, k, held[t]);
     }
     if (norm_w)
         for (int b = 0; b < rows; ++b)
@@ -723,17 +771,17 @@ __device__ void linear_rows(const T* x, const T* norm_w, float eps, typename W::
     float acc[LINEAR_MAX_ROWS] = {0};
 #pragma unroll
     for (int t = 0; t < HELD; ++t) {
-        const int c = lane * 8 + t * 256;
+        const int c = lane * WIDTH + t * CHUNK;
         if (c >= k) break;
-        float vw[8];
-        unpack8(held[t], vw);
-        add_row_products(x, normed_x, rows, k, c, vw, acc);
+        float vw[WIDTH];
+        W::unpack(held[t], vw);
+        add_row_products<WIDTH>(x, normed_x, rows, k, c, vw, acc);
     }
 #pragma unroll 4
-    for (int c = lane * 8 + HELD * 256; c < k; c += 256) {
-        float vw[8];
-        W::load(wr, c, vw);
-        add_row_products(x, normed_x, rows, k, c, vw, acc);
+    for (int c = lane * WIDTH + HELD * CHUNK; c < k; c += CHUNK) {
+        float vw[WIDTH];
+        load_weights<W>(wr, c, k, vw);
+        add_row_products<WIDTH>(x, normed_x, rows, k, c, vw, acc);
     }
 #pragma unroll
     for (int b = 0; b < LINEAR_MAX_ROWS; ++b) {
@@ -843,6 +891,21 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
     if (threadIdx.x == 0) out[row] = merged.index == INT_MAX ? -1 : merged.index;
 }
 
+// int8 rows (Int8's layout) to T: out (rows, K), one thread per 16 weights. The same products as the row
+// kernels take (scale · q in f32), rounded to T: the prompt pass's weights, and the tests' oracle.
+template <typename T>
+__device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
+    const int per_row = k / Int8::width;
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows * per_row) return;
+    const size_t r = i / per_row;
+    const int c = (int)(i % per_row) * Int8::width;
+    float v[Int8::width];
+    load_weights<Int8>(Int8::row(w, r, k), c, k, v);
+#pragma unroll
+    for (int q = 0; q < Int8::width; q += 8) store8(out + r * k + c + q, v + q);
+}
+
 #define INSTANTIATE(T, S)                                                                                     \
     extern "C" __global__ void embed_rows_##S(const T* table, const int* tokens, T* out, int h) {               \
         embed_rows<T>(table, tokens, out, h);                                                                   \
@@ -909,42 +972,46 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
         greedy_pick<T>(logits, bans, n_bans, max_bans, values, indices, done, out, vocab);                      \
     }
 
-// The kernels that read weights, for int8 weights in Q8_0 blocks (`_q8_` names): the same arguments, a weight
-// pointer to the matrix's blocks, routed experts as a device table of each expert's.
-#define INSTANTIATE_Q8(T, S)                                                                                  \
-    extern "C" __global__ void moe_gate_up_by_slot_q8_##S(const T* x, Q8::Experts w, const int* ids, T* act,   \
-                                                          int n_slots, int k, int h, int inter, Q8::Row shared_w,\
-                                                          int shared_inter, T* shared_act, int tokens) {        \
-        moe_gate_up<T, Q8, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w, shared_inter, \
-                                             shared_act, tokens);                                               \
-    }                                                                                                           \
-    extern "C" __global__ void moe_down_by_slot_q8_##S(const T* act, Q8::Experts w, const int* ids,             \
-                                                       const float* weights, float* y, int n_slots, int h,      \
-                                                       int inter, const T* shared_act, Q8::Row shared_w,        \
-                                                       int shared_inter, float* shared_y, int tokens) {         \
-        moe_down<T, Q8, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act, shared_w, \
-                                          shared_inter, shared_y, tokens);                                      \
-    }                                                                                                           \
-    extern "C" __global__ void moe_gate_up_by_expert_q8_##S(const T* x, Q8::Experts w, const int* ids, T* act, \
-                                                            int n_slots, int k, int h, int inter,               \
-                                                            Q8::Row shared_w, int shared_inter, T* shared_act,  \
-                                                            int tokens) {                                       \
-        moe_gate_up<T, Q8, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w,             \
-                                              shared_inter, shared_act, tokens);                                \
-    }                                                                                                           \
-    extern "C" __global__ void moe_down_by_expert_q8_##S(const T* act, Q8::Experts w, const int* ids,           \
-                                                         const float* weights, float* y, int n_slots, int h,    \
-                                                         int inter, const T* shared_act, Q8::Row shared_w,      \
-                                                         int shared_inter, float* shared_y, int tokens) {       \
-        moe_down<T, Q8, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act,        \
-                                           shared_w, shared_inter, shared_y, tokens);                           \
-    }                                                                                                           \
-    extern "C" __global__ void linear_rows_q8_##S(const T* x, const T* norm_w, float eps, Q8::Row w, T* out,    \
-                                                  int rows, int n, int k) {                                     \
-        linear_rows<T, Q8>(x, norm_w, eps, w, out, rows, n, k);                                                 \
+// The kernels that read weights, for int8 rows (`_int8_` names): the same arguments, each weight pointer to
+// int8 rows, routed experts stacked; and the rows dequantized to T.
+#define INSTANTIATE_INT8(T, S)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(MOE_THREADS, 3)                                                   \
+        moe_gate_up_by_slot_int8_##S(const T* x, Int8::Experts w, const int* ids, T* act, int n_slots, int k,      \
+                                     int h, int inter, Int8::Row shared_w, int shared_inter, T* shared_act,        \
+                                     int tokens) {                                                                 \
+        moe_gate_up<T, Int8, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w,               \
+                                               shared_inter, shared_act, tokens);                                  \
+    }                                                                                                              \
+    extern "C" __global__ void moe_down_by_slot_int8_##S(const T* act, Int8::Experts w, const int* ids,            \
+                                                         const float* weights, float* y, int n_slots, int h,       \
+                                                         int inter, const T* shared_act, Int8::Row shared_w,       \
+                                                         int shared_inter, float* shared_y, int tokens) {          \
+        moe_down<T, Int8, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act,          \
+                                            shared_w, shared_inter, shared_y, tokens);                             \
+    }                                                                                                              \
+    extern "C" __global__ void __launch_bounds__(MOE_THREADS, 3)                                                   \
+        moe_gate_up_by_expert_int8_##S(const T* x, Int8::Experts w, const int* ids, T* act, int n_slots, int k,    \
+                                       int h, int inter, Int8::Row shared_w, int shared_inter, T* shared_act,      \
+                                       int tokens) {                                                               \
+        moe_gate_up<T, Int8, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w,             \
+                                                shared_inter, shared_act, tokens);                                 \
+    }                                                                                                              \
+    extern "C" __global__ void moe_down_by_expert_int8_##S(const T* act, Int8::Experts w, const int* ids,          \
+                                                           const float* weights, float* y, int n_slots, int h,     \
+                                                           int inter, const T* shared_act, Int8::Row shared_w,     \
+                                                           int shared_inter, float* shared_y, int tokens) {        \
+        moe_down<T, Int8, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act,        \
+                                             shared_w, shared_inter, shared_y, tokens);                            \
+    }                                                                                                              \
+    extern "C" __global__ void linear_rows_int8_##S(const T* x, const T* norm_w, float eps, Int8::Row w, T* out,   \
+                                                    int rows, int n, int k) {                                      \
+        linear_rows<T, Int8>(x, norm_w, eps, w, out, rows, n, k);                                                  \
+    }                                                                                                              \
+    extern "C" __global__ void dequantize_int8_##S(const uint8_t* w, T* out, size_t rows, int k) {                 \
+        dequantize_int8<T>(w, out, rows, k);                                                                       \
     }
 
 INSTANTIATE(float, f32)
 INSTANTIATE(bf16, bf16)
-INSTANTIATE_Q8(float, f32)
-INSTANTIATE_Q8(bf16, bf16)
+INSTANTIATE_INT8(float, f32)
+INSTANTIATE_INT8(bf16, bf16)

@@ -3,16 +3,14 @@
 //! residual.
 
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, DevicePtr, PushKernelArg};
-use candle_core::quantized::QTensor;
 use candle_core::{DType, Tensor};
 
 use super::buffers::address;
 use super::grouped_experts::GroupedExperts;
-use super::launch::{
-    grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS, ROW_KERNEL_MAX_ROWS,
-};
+use super::launch::{grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS};
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
+use crate::quant::Int8Matrix;
 
 /// Rows a column of the MoE kernels takes for the shared experts (decode.cu's MOE_GROUP).
 const MOE_GROUP: usize = 8;
@@ -54,14 +52,10 @@ pub enum Mlp<'a> {
         gate_up: &'a Tensor,
         down: &'a Tensor,
     },
-    /// int8 in Q8_0 blocks: one MLP's matrices, or, with `tables`, a layer's routed experts, each its own pair
-    /// of matrices (`gate_up` and `down` are the first expert's), listed by device address in the two tables
-    /// (`experts` entries each).
+    /// int8 rows: one MLP's matrices, or a layer's routed experts stacked as the dense ones are.
     Int8 {
-        gate_up: &'a QTensor,
-        down: &'a QTensor,
-        tables: Option<(&'a Tensor, &'a Tensor)>,
-        experts: usize,
+        gate_up: &'a Int8Matrix,
+        down: &'a Int8Matrix,
     },
 }
 
@@ -70,34 +64,36 @@ impl Mlp<'_> {
     fn inter(&self) -> Result<usize> {
         Ok(match self {
             Mlp::Dense { gate_up, .. } => gate_up.dim(gate_up.rank() - 2)? / 2,
-            Mlp::Int8 { gate_up, .. } => gate_up.shape().dims2()?.0 / 2,
+            Mlp::Int8 { gate_up, .. } => gate_up.dims()[gate_up.dims().len() - 2] / 2,
         })
     }
 
-    /// The routed experts' count (a stack's leading dim, or the tables' length).
+    /// The routed experts' count (a stack's leading dim).
     fn experts(&self) -> Result<usize> {
         Ok(match self {
             Mlp::Dense { gate_up, .. } => gate_up.dim(0)?,
-            Mlp::Int8 { experts, .. } => *experts,
+            Mlp::Int8 { gate_up, .. } => gate_up.dims()[0],
         })
     }
 
-    /// The addresses the column kernels take for gate_up and down: the weights, or the experts' tables.
+    /// The addresses the column kernels take for gate_up and down.
     fn addresses(&self) -> Result<(u64, u64)> {
         Ok(match self {
             Mlp::Dense { gate_up, down } => (address(gate_up)?, address(down)?),
-            Mlp::Int8 {
-                tables: Some((gate_up, down)),
-                ..
-            } => (address(gate_up)?, address(down)?),
-            Mlp::Int8 { gate_up, down, .. } => {
-                (gate_up.device_ptr()? as u64, down.device_ptr()? as u64)
-            }
+            Mlp::Int8 { gate_up, down } => (address(gate_up.rows())?, address(down.rows())?),
         })
     }
 
     fn is_int8(&self) -> bool {
         matches!(self, Mlp::Int8 { .. })
+    }
+
+    /// gate_up and down in `dtype`: as they are, or int8 dequantized for one product.
+    fn dense(&self, dtype: DType) -> Result<(Tensor, Tensor)> {
+        Ok(match self {
+            Mlp::Dense { gate_up, down } => ((*gate_up).clone(), (*down).clone()),
+            Mlp::Int8 { gate_up, down } => (gate_up.dequantize(dtype)?, down.dequantize(dtype)?),
+        })
     }
 }
 
@@ -216,12 +212,6 @@ impl Kernels {
             return Err(too_many_tokens(b));
         }
         let by_slot = b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT;
-        // int8 weights are read by the CUDA-core kernels alone, the shared experts in the same launch.
-        let sums = if routed.is_int8() {
-            Sums::BatchInvariant
-        } else {
-            sums
-        };
         let (y, fused) = match sums {
             Sums::BatchInvariant => {
                 let columns = if by_slot {
@@ -240,18 +230,18 @@ impl Kernels {
         if fused.is_some() {
             return Ok((y, fused));
         }
-        let shared = match shared {
-            Some(Mlp::Dense { gate_up, down }) => {
+        let shared = shared
+            .map(|mlp| {
+                let (gate_up, down) = mlp.dense(self.dtype)?;
                 let act = self.silu_mul(&x.matmul(&gate_up.t()?)?)?;
-                Some(act.matmul(&down.t()?)?.to_dtype(DType::F32)?)
-            }
-            Some(Mlp::Int8 { .. }) => return Err(mixed_weights()),
-            None => None,
-        };
+                Ok::<_, EngineError>(act.matmul(&down.t()?)?.to_dtype(DType::F32)?)
+            })
+            .transpose()?;
         Ok((y, shared))
     }
 
-    /// Many slots: grouped GEMMs on tensor cores where their tiles fit, else a block column per expert.
+    /// Many slots: grouped GEMMs on tensor cores where their tiles fit (int8 experts dequantized first, the
+    /// layer's whole stack in one launch each), else a block column per expert.
     fn experts_on_tensor_cores(
         &self,
         x: &Tensor,
@@ -259,10 +249,9 @@ impl Kernels {
         ids: &Tensor,
         weights: &Tensor,
     ) -> Result<Tensor> {
-        if let Mlp::Dense { gate_up, down } = routed {
-            if GroupedExperts::supports(self.dtype, x.dim(1)?, down.dim(2)?, gate_up.dim(0)?) {
-                return self.grouped.forward(x, gate_up, down, ids, weights);
-            }
+        if GroupedExperts::supports(self.dtype, x.dim(1)?, routed.inter()?, routed.experts()?) {
+            let (gate_up, down) = routed.dense(self.dtype)?;
+            return self.grouped.forward(x, &gate_up, &down, ids, weights);
         }
         let (y, _) = self.experts_in_columns(x, routed, None, ids, weights, Columns::ByExpert)?;
         Ok(y)
@@ -359,14 +348,15 @@ impl Kernels {
     /// The activation T(silu(x·gateᵀ)) · T(x·upᵀ) (B, I) of a dense SwiGLU MLP whose fused `gate_up` (2I, H)
     /// holds the gate rows then the up rows: the MoE kernel with the MLP as its shared expert and no routed
     /// ones, a row's activation summed as a routed expert's is; [`Sums::Fastest`] takes cuBLAS past a few rows
-    /// (weights in the activations' dtype only).
+    /// (int8 weights dequantized first, past more: [`Kernels::prefers_cublas`]).
     pub fn swiglu(&self, x: &Tensor, gate_up: Weight<'_>, sums: Sums) -> Result<Tensor> {
         let (b, h) = x.dims2()?;
         let inter = gate_up.dims()?.0 / 2;
+        if self.prefers_cublas(gate_up, b, sums) {
+            let w = self.dense_weight(gate_up)?;
+            return self.silu_mul(&x.matmul(&w.t()?)?);
+        }
         let kernel = match gate_up {
-            Weight::Dense(w) if sums == Sums::Fastest && b > ROW_KERNEL_MAX_ROWS => {
-                return self.silu_mul(&x.matmul(&w.t()?)?);
-            }
             Weight::Dense(_) => &self.moe_gate_up_by_slot,
             Weight::Int8(_) => &self.int8.moe_gate_up_by_slot,
         };

@@ -5,7 +5,6 @@ use candle_core::cuda_backend::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use candle_core::cuda_backend::CudaDevice;
-use candle_core::quantized::QTensor;
 use candle_core::{DType, Device, Shape, Tensor};
 
 use super::buffers::{address, empty};
@@ -13,6 +12,7 @@ use super::grouped_experts::GroupedExperts;
 use super::step_inputs::{InputAddresses, MAX_BANS};
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
+use crate::quant::Int8Matrix;
 
 pub(super) const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/decode.ptx"));
 
@@ -55,8 +55,8 @@ const MAX_PICK_ROWS: usize = 256;
 pub enum Weight<'a> {
     /// In the activations' dtype.
     Dense(&'a Tensor),
-    /// int8 in candle's Q8_0 blocks (K a multiple of 32), read by the `_q8_` row kernels only.
-    Int8(&'a QTensor),
+    /// int8 rows (K a multiple of 32), read by the `_int8_` row kernels only.
+    Int8(&'a Int8Matrix),
 }
 
 impl Weight<'_> {
@@ -64,20 +64,23 @@ impl Weight<'_> {
     pub fn dims(&self) -> Result<(usize, usize)> {
         Ok(match self {
             Weight::Dense(w) => w.dims2()?,
-            Weight::Int8(q) => q.shape().dims2()?,
+            Weight::Int8(q) => match q.dims() {
+                &[n, k] => (n, k),
+                dims => return Err(EngineError::Input(format!("a weight of dims {dims:?}"))),
+            },
         })
     }
 
-    /// The device address the kernels take: the tensor's first element, or the first Q8_0 block.
+    /// The device address the kernels take: the tensor's first element, or the first int8 row.
     pub fn address(&self) -> Result<u64> {
         match self {
             Weight::Dense(w) => address(w),
-            Weight::Int8(q) => Ok(q.device_ptr()? as u64),
+            Weight::Int8(q) => address(q.rows()),
         }
     }
 }
 
-/// The kernels that read weights, built for int8 weights in Q8_0 blocks (decode.cu's `_q8_` names).
+/// The kernels that read weights, built for int8 rows (decode.cu's `_int8_` names).
 pub struct Int8Kernels {
     pub(super) moe_gate_up_by_slot: CudaFunction,
     pub(super) moe_down_by_slot: CudaFunction,
@@ -147,11 +150,11 @@ impl Kernels {
             pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
             grouped: GroupedExperts::new(dev)?,
             int8: Int8Kernels {
-                moe_gate_up_by_slot: load("moe_gate_up_by_slot_q8")?,
-                moe_down_by_slot: load("moe_down_by_slot_q8")?,
-                moe_gate_up_by_expert: load("moe_gate_up_by_expert_q8")?,
-                moe_down_by_expert: load("moe_down_by_expert_q8")?,
-                linear_rows: load("linear_rows_q8")?,
+                moe_gate_up_by_slot: load("moe_gate_up_by_slot_int8")?,
+                moe_down_by_slot: load("moe_down_by_slot_int8")?,
+                moe_gate_up_by_expert: load("moe_gate_up_by_expert_int8")?,
+                moe_down_by_expert: load("moe_down_by_expert_int8")?,
+                linear_rows: load("linear_rows_int8")?,
             },
             dev: dev.clone(),
         }))
@@ -329,14 +332,31 @@ impl Kernels {
         Ok(out)
     }
 
-    /// `layer` (bias-free) on `x` (B, K) for a decode step: `linear_rows`, or, for weights in the activations'
-    /// dtype, cuBLAS past a few rows for [`Sums::Fastest`].
+    /// `layer` (bias-free) on `x` (B, K) for a decode step: `linear_rows`, or cuBLAS for [`Sums::Fastest`]
+    /// where [`Self::prefers_cublas`].
     pub fn linear(&self, x: &Tensor, layer: Weight<'_>, sums: Sums) -> Result<Tensor> {
+        if self.prefers_cublas(layer, x.dim(0)?, sums) {
+            return Ok(x.matmul(&self.dense_weight(layer)?.t()?)?);
+        }
+        self.linear_rows(x, None, layer)
+    }
+
+    /// Whether [`Sums::Fastest`] multiplies `rows` rows by `layer` with cuBLAS rather than the row kernels:
+    /// past a few rows for weights in the activations' dtype; for int8, past the rows one block of the row
+    /// kernel takes, where it would read each weight again per block and dequantizing once costs less.
+    pub(super) fn prefers_cublas(&self, layer: Weight<'_>, rows: usize, sums: Sums) -> bool {
+        let most = match layer {
+            Weight::Dense(_) => ROW_KERNEL_MAX_ROWS,
+            Weight::Int8(_) => LINEAR_MAX_ROWS,
+        };
+        sums == Sums::Fastest && rows > most
+    }
+
+    /// `layer`'s weights in the activations' dtype: as they are, or int8 dequantized for one product.
+    pub(super) fn dense_weight(&self, layer: Weight<'_>) -> Result<Tensor> {
         match layer {
-            Weight::Dense(w) if sums == Sums::Fastest && x.dim(0)? > ROW_KERNEL_MAX_ROWS => {
-                Ok(x.matmul(&w.t()?)?)
-            }
-            _ => self.linear_rows(x, None, layer),
+            Weight::Dense(w) => Ok(w.clone()),
+            Weight::Int8(q) => q.dequantize(self.dtype),
         }
     }
 
@@ -452,7 +472,7 @@ impl Kernels {
     }
 }
 
-fn dtype_suffix(dtype: DType) -> Option<&'static str> {
+pub(super) fn dtype_suffix(dtype: DType) -> Option<&'static str> {
     match dtype {
         DType::BF16 => Some("bf16"),
         DType::F32 => Some("f32"),

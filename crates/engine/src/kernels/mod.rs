@@ -2,8 +2,8 @@
 //! the bytes they move. `decode.cu`: the decode step (RMSNorm fused with the residual add and the router,
 //! RoPE fused with the KV-cache write, split-K attention over each sequence's cache, MoE experts that read
 //! only the chosen experts, the greedy choice under the n-gram ban), its weight-reading kernels also built for
-//! int8 weights in Q8_0 blocks. `flash_attention.cu`: the page's long attentions. `moe_prefill.cu`: the
-//! prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
+//! int8 rows (`crate::quant::Int8Matrix`). `flash_attention.cu`: the page's long attentions. `moe_prefill.cu`:
+//! the prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
 //! the vision encoders' linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the
 //! encoder's and the LM prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 
@@ -19,7 +19,7 @@ mod vision;
 pub use experts::{AddNorm, Mlp, Routed, Router};
 pub use flash::{flash_attention, RelPosBias, Visibility};
 pub use launch::{Kernels, Weight};
-pub use rows::{rms_norm, silu_mul};
+pub use rows::{dequantize_int8, rms_norm, silu_mul};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};
 pub use vision::{
     layer_norm, linear_epilogue, rel_pos_terms, rope_heads, window_split, Epilogue, WindowGrid,

@@ -1,13 +1,14 @@
 //! decode.cu's RMSNorm and SwiGLU activation for the straightforward layers (the vision encoder, the LM's
-//! prompt pass), where candle would spend ten launches on a norm and a strided copy on the gate/up split.
-//! Each returns None off CUDA or in a dtype the kernels are not built for.
+//! prompt pass), where candle would spend ten launches on a norm and a strided copy on the gate/up split; and
+//! int8 rows dequantized for the prompt pass's products. Each returns None off CUDA or in a dtype the kernels
+//! are not built for.
 
 use candle_core::cuda_backend::cudarc::driver::{LaunchConfig, PushKernelArg};
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Device, Tensor};
 
 use super::buffers::{address, empty};
-use super::launch::PTX;
+use super::launch::{dtype_suffix, PTX};
 use crate::error::{EngineError, Result};
 
 const THREADS: u32 = 256;
@@ -84,16 +85,36 @@ pub fn silu_mul(gate_up: &Tensor) -> Result<Option<Tensor>> {
     Ok(Some(out))
 }
 
+/// int8 rows (u8 (…, row bytes), `crate::quant::Int8Matrix`'s layout) of `k` weights each, in `dtype`:
+/// (rows, k), one launch.
+pub fn dequantize_int8(rows: &Tensor, k: usize, dtype: DType) -> Result<Option<Tensor>> {
+    let (Device::Cuda(dev), Some(suffix)) = (rows.device(), dtype_suffix(dtype)) else {
+        return Ok(None);
+    };
+    let n = rows.elem_count() / crate::quant::row_bytes(k);
+    let out = empty(dev, (n, k), dtype)?;
+    let (w_p, out_p, n_u, k_i) = (address(rows)?, address(&out)?, n as u64, k as i32);
+    let func = load(dev, "dequantize_int8", suffix)?;
+    let stream = dev.cuda_stream();
+    let mut launch = stream.launch_builder(&func);
+    launch.arg(&w_p).arg(&out_p).arg(&n_u).arg(&k_i);
+    let threads = (n * (k / 16)) as u32;
+    let config = LaunchConfig {
+        grid_dim: (threads.div_ceil(THREADS), 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: decode.cu's dequantize_int8 parameters; rows holds n rows of row_bytes(k) bytes (k a multiple of
+    // 32, checked when the matrix was made), out n × k elements, a thread per 16 weights.
+    unsafe { launch.launch(config) }.map_err(|e| EngineError::Cuda(e.to_string()))?;
+    Ok(Some(out))
+}
+
 fn kernel_dtype(t: &Tensor) -> Option<(CudaDevice, &'static str)> {
     let Device::Cuda(dev) = t.device() else {
         return None;
     };
-    let suffix = match t.dtype() {
-        DType::BF16 => "bf16",
-        DType::F32 => "f32",
-        _ => return None,
-    };
-    Some((dev.clone(), suffix))
+    Some((dev.clone(), dtype_suffix(t.dtype())?))
 }
 
 fn load(

@@ -1,13 +1,10 @@
 //! A projection `x · Wᵀ (+ b)` whose weights are as loaded, or int8 (opt-in, made by `crate::quant`).
 
-use std::sync::Arc;
-
-use candle_core::quantized::QTensor;
 use candle_core::{DType, Module, Tensor};
 use candle_nn::Linear;
 
 use crate::error::Result;
-use crate::quant::Int8Weights;
+use crate::quant::{Int8Matrix, Int8Weights};
 
 /// What a pass over a model's projections makes of each one, given its name.
 pub type ProjectionPass<'a> = &'a mut dyn FnMut(&str, &Proj) -> Result<Proj>;
@@ -16,8 +13,8 @@ pub type ProjectionPass<'a> = &'a mut dyn FnMut(&str, &Proj) -> Result<Proj>;
 pub enum Proj {
     /// In the model's dtype.
     Dense(Linear),
-    /// int8 weights (candle's Q8_0: blocks of 32 with an f16 scale), no bias.
-    Int8(Arc<QTensor>),
+    /// int8 weights (a scale per block of 32, in our row layout), no bias.
+    Int8(Int8Matrix),
 }
 
 impl Proj {
@@ -36,7 +33,7 @@ impl Proj {
     /// the model, without int8 kernels (a check's oracle).
     pub fn dequantized(&self, dtype: DType) -> Result<Proj> {
         Ok(match self {
-            Proj::Int8(q) => Proj::Dense(Linear::new(dequantize(q, dtype)?, None)),
+            Proj::Int8(q) => Proj::Dense(Linear::new(q.dequantize(dtype)?, None)),
             dense => dense.clone(),
         })
     }
@@ -55,12 +52,12 @@ impl Module for Proj {
             // Weight-only, as the fused decode kernels compute: the weights dequantized to the activations'
             // dtype for this product, the activations as they are. (candle's quantized matmul would quantize
             // the activations to 8 bits too; docs/benchmarks.md.)
-            Proj::Int8(weights) => Linear::new(dequantize(weights, x.dtype())?, None).forward(x),
+            Proj::Int8(weights) => {
+                let dense = weights
+                    .dequantize(x.dtype())
+                    .map_err(candle_core::Error::wrap)?;
+                Linear::new(dense, None).forward(x)
+            }
         }
     }
-}
-
-/// `q`'s weights in `dtype`, on its device.
-pub fn dequantize(q: &QTensor, dtype: DType) -> candle_core::Result<Tensor> {
-    q.dequantize(&q.device())?.to_dtype(dtype)
 }

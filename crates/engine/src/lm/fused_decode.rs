@@ -285,20 +285,10 @@ mod gpu {
     fn expert_mlps(moe: &Moe) -> Result<(Mlp<'_>, Option<Mlp<'_>>)> {
         let routed = match &moe.experts {
             Experts::Dense { gate_up, down } => Mlp::Dense { gate_up, down },
-            Experts::Int8(experts) => {
-                let (Some((gate_up, down)), Some(tables)) = (experts.first(), experts.tables())
-                else {
-                    return Err(EngineError::Cuda(
-                        "int8 experts with no device tables".into(),
-                    ));
-                };
-                Mlp::Int8 {
-                    gate_up,
-                    down,
-                    tables: Some(tables),
-                    experts: experts.count(),
-                }
-            }
+            Experts::Int8(experts) => Mlp::Int8 {
+                gate_up: &experts.gate_up,
+                down: &experts.down,
+            },
         };
         let shared = moe.shared.as_ref().map(swiglu_mlp).transpose()?;
         Ok((routed, shared))
@@ -308,12 +298,7 @@ mod gpu {
     fn swiglu_mlp(mlp: &SwiGlu) -> Result<Mlp<'_>> {
         match (weight(mlp.gate_up())?, weight(mlp.down_proj())?) {
             (Weight::Dense(gate_up), Weight::Dense(down)) => Ok(Mlp::Dense { gate_up, down }),
-            (Weight::Int8(gate_up), Weight::Int8(down)) => Ok(Mlp::Int8 {
-                gate_up,
-                down,
-                tables: None,
-                experts: 1,
-            }),
+            (Weight::Int8(gate_up), Weight::Int8(down)) => Ok(Mlp::Int8 { gate_up, down }),
             _ => Err(EngineError::Input(
                 "an MLP's projections must both be int8, or neither".into(),
             )),

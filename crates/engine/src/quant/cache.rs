@@ -5,26 +5,26 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::QTensor;
 use candle_core::{DType, Device, Tensor};
 
-use super::INT8;
+use super::{Int8Matrix, INT8};
 use crate::error::{EngineError, Result};
 
 /// The GGUF key naming the checkpoint a cache was made from.
 const SOURCE_KEY: &str = "deepread.int8.source";
 
-/// The int8 matrices of one model: read from the cache where it has them, quantized otherwise.
+/// The int8 matrices of one model: read from the cache where it has them, quantized otherwise. The cache
+/// keeps candle's Q8_0 blocks; the matrices handed out are in our row layout ([`Int8Matrix`]).
 pub struct Int8Weights {
     device: Device,
     source: String,
     path: Option<PathBuf>,
     cached: Option<(Content, BufReader<File>)>,
-    /// Every matrix handed out, in order, for [`Int8Weights::save`].
-    tensors: Vec<(String, Arc<QTensor>)>,
+    /// Every matrix handed out (an expert as its view of the stack), in order, for [`Int8Weights::save`].
+    tensors: Vec<(String, Int8Matrix)>,
     quantized: usize,
 }
 
@@ -49,20 +49,38 @@ impl Int8Weights {
     }
 
     /// The int8 form of `dense` (its last dim is the one summed over), named `name` in the cache.
-    pub fn matrix(&mut self, name: &str, dense: &Tensor) -> Result<Arc<QTensor>> {
-        let q = match self.read(name, dense) {
-            Some(q) => q,
-            None => {
-                self.quantized += 1;
-                // candle quantizes the tensor's whole storage, whatever its layout: a view (one expert of a
-                // stack) must be a tensor of its own first.
-                let own = dense.to_dtype(DType::F32)?.force_contiguous()?;
-                QTensor::quantize(&own, INT8)?
-            }
+    pub fn matrix(&mut self, name: &str, dense: &Tensor) -> Result<Int8Matrix> {
+        let q = self.q8_0(name, dense)?;
+        let matrix = Int8Matrix::from_q8_0(&[&q], &self.device)?;
+        self.tensors.push((name.to_string(), matrix.clone()));
+        Ok(matrix)
+    }
+
+    /// The int8 form of a stack `dense` (E, N, K) as one stack, matrix e named `names(e)` in the cache.
+    pub fn stack(&mut self, dense: &Tensor, names: impl Fn(usize) -> String) -> Result<Int8Matrix> {
+        let blocks = (0..dense.dim(0)?)
+            .map(|e| self.q8_0(&names(e), &dense.get(e)?))
+            .collect::<Result<Vec<_>>>()?;
+        let stack = Int8Matrix::from_q8_0(&blocks.iter().collect::<Vec<_>>(), &self.device)?;
+        for e in 0..blocks.len() {
+            self.tensors.push((names(e), stack.get(e)?));
+        }
+        Ok(stack)
+    }
+
+    /// `dense` in Q8_0 blocks on the CPU: from the cache, or quantized now (by candle, on the CPU).
+    fn q8_0(&mut self, name: &str, dense: &Tensor) -> Result<QTensor> {
+        if let Some(q) = self.read(name, dense) {
+            return Ok(q);
+        }
+        self.quantized += 1;
+        // A tensor of its own: candle quantizes a tensor's whole storage, whatever its layout, and a view's
+        // trip to the CPU would copy its whole storage too. The cast makes one, except from f32.
+        let own = match dense.dtype() {
+            DType::F32 => dense.force_contiguous()?,
+            _ => dense.to_dtype(DType::F32)?,
         };
-        let q = Arc::new(q);
-        self.tensors.push((name.to_string(), q.clone()));
-        Ok(q)
+        Ok(QTensor::quantize(&own.to_device(&Device::Cpu)?, INT8)?)
     }
 
     /// How many matrices were quantized now rather than read from the cache.
@@ -83,10 +101,16 @@ impl Int8Weights {
         };
         let mut out = BufWriter::new(File::create(&part).map_err(io)?);
         let source = Value::String(self.source.clone());
+        let blocks = self
+            .tensors
+            .iter()
+            .map(|(_, matrix)| matrix.to_q8_0())
+            .collect::<Result<Vec<_>>>()?;
         let tensors: Vec<(&str, &QTensor)> = self
             .tensors
             .iter()
-            .map(|(name, q)| (name.as_str(), q.as_ref()))
+            .zip(&blocks)
+            .map(|((name, _), q)| (name.as_str(), q))
             .collect();
         gguf_file::write(&mut out, &[(SOURCE_KEY, &source)], &tensors)?;
         out.into_inner()
@@ -102,7 +126,7 @@ impl Int8Weights {
     fn read(&mut self, name: &str, dense: &Tensor) -> Option<QTensor> {
         let (content, file) = self.cached.as_mut()?;
         content.tensor_infos.get(name)?;
-        match content.tensor(file, name, &self.device) {
+        match content.tensor(file, name, &Device::Cpu) {
             Ok(q) if q.shape() == dense.shape() && q.dtype() == INT8 => Some(q),
             Ok(q) => {
                 tracing::warn!(name, shape = ?q.shape(), "int8 cache holds another shape; quantizing again");

@@ -1,17 +1,20 @@
 //! int8 weights, opt-in: the language model's projections, experts and lm_head quantized to candle's Q8_0
 //! (blocks of 32 weights with an f16 scale) at load, from the checkpoint in the model's dtype, and kept in a
-//! GGUF file so that later loads read them instead of quantizing again. The vision tower, the embeddings and
-//! the norms stay as loaded. int8 is weight-only: the decode step's fused kernels dequantize the blocks in
-//! registers, the prompt pass dequantizes each matrix for its product, and the activations stay in the
+//! GGUF file so that later loads read them instead of quantizing again. In memory they are held in rows of
+//! our own layout ([`Int8Matrix`]). The vision tower, the embeddings and the norms stay as loaded. int8 is
+//! weight-only: the decode step's fused kernels dequantize the rows in registers, the prompt pass
+//! dequantizes each matrix (a layer's experts at once) for its product, and the activations stay in the
 //! model's dtype throughout.
 
 mod agreement;
 mod cache;
 mod experts;
+mod matrix;
 
 pub use agreement::{teacher_forced_logits, Agreement};
 pub use cache::{checkpoint_source, Int8Weights};
 pub use experts::Int8Experts;
+pub use matrix::{row_bytes, Int8Matrix};
 
 use candle_core::quantized::GgmlDType;
 
