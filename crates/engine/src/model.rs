@@ -101,8 +101,13 @@ impl Model {
         if let Err(error) = int8.save() {
             tracing::warn!(%error, "int8 weights could not be cached; the next load quantizes again");
         }
+        let quantized = int8.quantized();
+        drop(int8);
+        // The dense matrices went back to the allocator's pool; hand them to the device, so that what the
+        // device reports in use is what int8 holds.
+        crate::device::release_unused_memory(&self.device);
         tracing::info!(
-            quantized = int8.quantized(),
+            quantized,
             seconds = started.elapsed().as_secs_f64(),
             "language model in int8"
         );
