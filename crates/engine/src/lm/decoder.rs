@@ -139,7 +139,7 @@ pub struct TextModel {
     pub(super) norm: RmsNorm,
     pub(super) lm_head: Proj,
     pub(super) rotary: Rotary,
-    /// Set by [`Self::quantize`]: some weights are int8, which the fused kernels do not read.
+    /// Set by [`Self::quantize`]: the projections and experts are int8.
     int8: bool,
 }
 
