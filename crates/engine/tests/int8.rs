@@ -103,8 +103,8 @@ fn int8_logits_stay_within_twice_what_bf16_rounding_moves_them() {
     check_int8_against_bf16_rounding(&Device::Cpu);
 }
 
-/// The same on the GPU: the prompt pass dequantizes each matrix on the device (candle's Q8_0 kernel), the decode
-/// steps read the blocks in the fused kernels.
+/// The same on the GPU: the prompt pass dequantizes each matrix on the device (`dequantize_int8`), the decode
+/// steps read the int8 rows in the fused kernels.
 #[cfg(feature = "cuda")]
 #[test]
 fn int8_on_the_gpu_stays_within_twice_what_bf16_rounding_moves_them() {

@@ -291,18 +291,20 @@ impl Kernels {
         let (act_p, y_p) = (address(&act)?, address(&y)?);
         let (slots_i, k_i, h_i, i_i) = (slots as i32, top_k as i32, h as i32, inter as i32);
         let (si_i, b_i) = (shared_inter as i32, b as i32);
-        let q8 = &self.int8;
+        let int8 = &self.int8;
         let (gate_up, down, routed_columns) = match (columns, routed.is_int8()) {
             (Columns::BySlot, false) => (&self.moe_gate_up_by_slot, &self.moe_down_by_slot, slots),
-            (Columns::BySlot, true) => (&q8.moe_gate_up_by_slot, &q8.moe_down_by_slot, slots),
+            (Columns::BySlot, true) => (&int8.moe_gate_up_by_slot, &int8.moe_down_by_slot, slots),
             (Columns::ByExpert, false) => (
                 &self.moe_gate_up_by_expert,
                 &self.moe_down_by_expert,
                 experts,
             ),
-            (Columns::ByExpert, true) => {
-                (&q8.moe_gate_up_by_expert, &q8.moe_down_by_expert, experts)
-            }
+            (Columns::ByExpert, true) => (
+                &int8.moe_gate_up_by_expert,
+                &int8.moe_down_by_expert,
+                experts,
+            ),
         };
         let shared_columns = if shared.is_some() {
             b.div_ceil(MOE_GROUP)

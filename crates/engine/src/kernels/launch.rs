@@ -66,7 +66,11 @@ impl Weight<'_> {
             Weight::Dense(w) => w.dims2()?,
             Weight::Int8(q) => match q.dims() {
                 &[n, k] => (n, k),
-                dims => return Err(EngineError::Input(format!("a weight of dims {dims:?}"))),
+                dims => {
+                    return Err(EngineError::Input(format!(
+                        "an int8 weight of dims {dims:?} where a matrix was expected"
+                    )))
+                }
             },
         })
     }
