@@ -174,7 +174,6 @@ test("int8 weights chosen in the settings: the model loads again in int8, kept b
     assert.equal(await app.run(`return document.getElementById("local-weights").value;`), "bf16");
     await app.run(`const s = document.getElementById("local-weights");
       s.value = "int8"; s.dispatchEvent(new Event("change", { bubbles: true }));`);
-    writeFileSync(path.join(repoRoot, "docs/screenshots/engine-settings-int8.png"), await app.screenshot());
     await app.clickOn("#save-engine-settings");
     const line = await app.waitFor(
       "the engine to load the model with int8 weights",
