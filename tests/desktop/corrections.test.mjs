@@ -31,9 +31,15 @@ const blockWith = (text) => `
     .find((b) => !b.hidden && b.textContent.includes(${JSON.stringify(text)}));
   return block ? { id: block.dataset.blockId, corrected: block.dataset.corrected === "true", text: block.textContent } : null;`;
 
-/** Waits for page 2 to show a block holding `text`, marked as corrected or not. */
+/** Waits for page 2 to show a block holding `text`, marked as corrected or not (either, when `corrected` is
+ * undefined). A page's status turns "done" before its blocks' HTML lands (rendering is asynchronous), so a test
+ * waits for the text rather than reading it once. */
 const waitForBlock = (what, text, corrected) =>
-  app.waitFor(what, `const found = (() => { ${blockWith(text)} })(); return found && found.corrected === ${corrected} ? found : null;`);
+  app.waitFor(
+    what,
+    `const found = (() => { ${blockWith(text)} })();
+     return found && (${corrected === undefined} || found.corrected === ${corrected}) ? found : null;`,
+  );
 
 const pageRead = () =>
   app.waitFor(
@@ -80,8 +86,7 @@ after(async () => {
 /** Double-clicks the block holding `text`, replaces its Markdown with `markdown` as a person types, and saves
  * with Ctrl+Enter; with `shot`, the window is saved under that name in docs/screenshots before saving. */
 async function correctBlock(text, markdown, shot) {
-  const block = await app.run(blockWith(text));
-  assert.ok(block, `page 2 shows "${text}"`);
+  const block = await waitForBlock(`page 2 to show "${text}"`, text);
   await app.doubleClickOn(`${section} .markdown-block[data-block-id="${block.id}"]`);
   const editing = await app.waitFor(
     "the editor to open, focused",
@@ -98,8 +103,7 @@ async function correctBlock(text, markdown, shot) {
 
 test("a block edited in the pane is marked, exported as corrected, and kept across a restart", async () => {
   await pageRead();
-  const read = await app.run(blockWith(AS_READ));
-  assert.ok(read && !read.corrected, "the model's paragraph is there, not marked");
+  const read = await waitForBlock("the model's paragraph, not marked", AS_READ, false);
 
   const editing = await correctBlock(AS_READ, FIXED, "correction-editor.png");
   assert.equal(editing.trim(), AS_READ, "the editor starts from the block's Markdown");
@@ -165,8 +169,7 @@ test("a re-read that writes something else there asks, and keeps the person's te
 
 test("Use the reading's text in the editor drops a correction", async () => {
   await correctBlock("Embrace the chill today.", "Embrace the cold today.");
-  await waitForBlock("the correction", "Embrace the cold today.", true);
-  const block = await app.run(blockWith("Embrace the cold today."));
+  const block = await waitForBlock("the correction", "Embrace the cold today.", true);
   await app.doubleClickOn(`${section} .markdown-block[data-block-id="${block.id}"]`);
   await app.clickOn(`${section} .block-editor-revert`);
   await waitForBlock("the reading's text back", "Embrace the chill today.", false);

@@ -35,6 +35,11 @@ export interface Problem {
 
 export type Checked = { ok: true; settings: EngineSettings } | { ok: false; problems: Problem[] };
 
+/** What int8 weights cost, shown under the choice. */
+export const INT8_NOTE =
+  "int8 is made once from the downloaded weights, in about a minute, and kept beside them. " +
+  "Pages start a little slower, and many pages at once decode slower.";
+
 export const PLAIN_HTTP_WHY =
   "Plain http to another machine: page images and their text cross the network unencrypted, " +
   "readable by anyone on the way. Use https://, or allow it only on a network you trust.";

@@ -110,6 +110,8 @@ describe("EngineSettingsPanel", () => {
     expect(weights.value).toBe("bf16");
     expect(weights.closest("fieldset")!.disabled).toBe(false);
     expect(weights.ownerDocument.querySelector("label[for=local-weights]")?.textContent).toBe("Weights");
+    const note = weights.ownerDocument.getElementById(weights.getAttribute("aria-describedby")!);
+    expect(note?.textContent).toMatch(/made once from the downloaded weights/);
     choose("remote");
     expect(weights.closest("fieldset")!.disabled).toBe(true);
     choose("local");

@@ -8,6 +8,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_SETTINGS,
   formFromSettings,
+  INT8_NOTE,
   MAX_CONCURRENCY,
   needsAllowHttp,
   PLAIN_HTTP_WHY,
@@ -67,11 +68,14 @@ export class EngineSettingsPanel {
     this.weights = el("select", { id: "local-weights" });
     this.weights.append(
       el("option", { value: "bf16", textContent: "bf16, as downloaded" }),
-      el("option", { value: "int8", textContent: "int8: half the memory, pages start slower (made once, in a minute)" }),
+      el("option", { value: "int8", textContent: "int8, half the memory" }),
     );
     const weightsRow = el("div", { className: "settings-field" });
     weightsRow.append(el("label", { htmlFor: this.weights.id, textContent: "Weights" }), this.weights);
-    this.localFields.append(weightsRow);
+    // What int8 costs, under the choice rather than in it: an option that long widened the dialog past its edge.
+    const weightsNote = el("p", { id: "local-weights-note", className: "settings-note", textContent: INT8_NOTE });
+    this.weights.setAttribute("aria-describedby", weightsNote.id);
+    this.localFields.append(weightsRow, weightsNote);
 
     // One fieldset, so that choosing "On this computer" disables every server field at once.
     this.serverFields = el("fieldset", { className: "server-fields" });
