@@ -8,9 +8,9 @@ use candle_core::{DType, Tensor};
 use super::buffers::address;
 use super::grouped_experts::GroupedExperts;
 use super::launch::{grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS};
+use super::mlp::Mlp;
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
-use crate::quant::Int8Matrix;
 
 /// Rows a column of the MoE kernels takes for the shared experts (decode.cu's MOE_GROUP).
 const MOE_GROUP: usize = 8;
@@ -42,59 +42,6 @@ pub struct Router<'a> {
     pub top_k: usize,
     pub scaling: f64,
     pub norm_topk: bool,
-}
-
-/// A SwiGLU MLP's weights: gate and up fused as (2I, H), gate rows first, and down (H, I).
-#[derive(Clone, Copy)]
-pub enum Mlp<'a> {
-    /// In the activations' dtype; stacked along a leading expert dimension for routed experts.
-    Dense {
-        gate_up: &'a Tensor,
-        down: &'a Tensor,
-    },
-    /// int8 rows: one MLP's matrices, or a layer's routed experts stacked as the dense ones are.
-    Int8 {
-        gate_up: &'a Int8Matrix,
-        down: &'a Int8Matrix,
-    },
-}
-
-impl Mlp<'_> {
-    /// I: the rows of gate (and of up).
-    fn inter(&self) -> Result<usize> {
-        Ok(match self {
-            Mlp::Dense { gate_up, .. } => gate_up.dim(gate_up.rank() - 2)? / 2,
-            Mlp::Int8 { gate_up, .. } => gate_up.dims()[gate_up.dims().len() - 2] / 2,
-        })
-    }
-
-    /// The routed experts' count (a stack's leading dim).
-    fn experts(&self) -> Result<usize> {
-        Ok(match self {
-            Mlp::Dense { gate_up, .. } => gate_up.dim(0)?,
-            Mlp::Int8 { gate_up, .. } => gate_up.dims()[0],
-        })
-    }
-
-    /// The addresses the column kernels take for gate_up and down.
-    fn addresses(&self) -> Result<(u64, u64)> {
-        Ok(match self {
-            Mlp::Dense { gate_up, down } => (address(gate_up)?, address(down)?),
-            Mlp::Int8 { gate_up, down } => (address(gate_up.rows())?, address(down.rows())?),
-        })
-    }
-
-    fn is_int8(&self) -> bool {
-        matches!(self, Mlp::Int8 { .. })
-    }
-
-    /// gate_up and down in `dtype`: as they are, or int8 dequantized for one product.
-    fn dense(&self, dtype: DType) -> Result<(Tensor, Tensor)> {
-        Ok(match self {
-            Mlp::Dense { gate_up, down } => ((*gate_up).clone(), (*down).clone()),
-            Mlp::Int8 { gate_up, down } => (gate_up.dequantize(dtype)?, down.dequantize(dtype)?),
-        })
-    }
 }
 
 /// A residual add and RMSNorm to apply before routing: RMSNorm(x + delta) with `weight`, `eps`.
@@ -240,8 +187,8 @@ impl Kernels {
         Ok((y, shared))
     }
 
-    /// Many slots: grouped GEMMs on tensor cores where their tiles fit (int8 experts dequantized first, the
-    /// layer's whole stack in one launch each), else a block column per expert.
+    /// Many slots: grouped GEMMs on tensor cores where their tiles fit (int8 experts read as int8), else a
+    /// block column per expert.
     fn experts_on_tensor_cores(
         &self,
         x: &Tensor,
@@ -250,8 +197,7 @@ impl Kernels {
         weights: &Tensor,
     ) -> Result<Tensor> {
         if GroupedExperts::supports(self.dtype, x.dim(1)?, routed.inter()?, routed.experts()?) {
-            let (gate_up, down) = routed.dense(self.dtype)?;
-            return self.grouped.forward(x, &gate_up, &down, ids, weights);
+            return self.grouped.forward(x, routed, ids, weights);
         }
         let (y, _) = self.experts_in_columns(x, routed, None, ids, weights, Columns::ByExpert)?;
         Ok(y)

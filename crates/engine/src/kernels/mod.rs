@@ -12,13 +12,15 @@ mod experts;
 mod flash;
 mod grouped_experts;
 mod launch;
+mod mlp;
 mod rows;
 mod step_inputs;
 mod vision;
 
-pub use experts::{AddNorm, Mlp, Routed, Router};
+pub use experts::{AddNorm, Routed, Router};
 pub use flash::{flash_attention, RelPosBias, Visibility};
 pub use launch::{Kernels, Weight};
+pub use mlp::Mlp;
 pub use rows::{dequantize_int8, rms_norm, silu_mul};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};
 pub use vision::{

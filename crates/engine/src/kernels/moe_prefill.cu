@@ -4,18 +4,20 @@
 // one GEMV per slot, the slots are grouped by expert (moe_plan) and each expert's slots are multiplied by its
 // weights as a small GEMM: blocks take 128 slots × 128 output columns of one expert and run bf16 mma.sync
 // (m16n8k16, f32 accumulators) over a 3-stage cp.async pipeline. The slots' rows of x / act are gathered while
-// they are copied into shared memory, so nothing is permuted in device memory.
+// they are copied into shared memory, so nothing is permuted in device memory. int8 weights (_int8) are read
+// as int8 and turned into bf16 tiles in shared memory; the products are those of the dequantized weights.
 //
 // Rounding mirrors the reference model: each linear's output is rounded to bf16, silu's output too, and the
 // product gate·up; only the order of the f32 sums differs from a straightforward dot product.
 //
 // Launch sequence (all on one stream, no host read-back):
 //   moe_plan                 <<<1, MOE_PLAN_THREADS>>>
-//   moe_gate_up_grouped_bf16 <<<(I / 64, moe_row_tiles(n_slots, E)), MOE_THREADS>>>
-//   moe_down_grouped_bf16    <<<(ceil(H / 128), moe_row_tiles(n_slots, E)), MOE_THREADS>>>
+//   moe_gate_up_grouped_{bf16,int8} <<<(I / 64, moe_row_tiles(n_slots, E)), MOE_THREADS>>>
+//   moe_down_grouped_{bf16,int8}    <<<(ceil(H / 128), moe_row_tiles(n_slots, E)), MOE_THREADS>>>
 // H and I must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <stdint.h>
 
 typedef __nv_bfloat16 bf16;
@@ -218,24 +220,31 @@ __device__ __forceinline__ int stage_offset(int row, int chunk) {
 #define MOE_B_BYTES_AT (2 * MOE_BM * MOE_BK)
 #define MOE_STAGE_BYTES (2 * MOE_STAGE_ELEMS)
 
-// Copies k-step `kt` of this thread's rows of A and B into the stage at `stage_base`.
-__device__ __forceinline__ void copy_stage(uint32_t stage_base, const bf16* const a_row[MOE_A_COPIES],
-                                           const bf16* const b_row[MOE_B_COPIES], int kt) {
+// Copies k-step `kt` of this thread's rows of A into the stage at `stage_base`.
+__device__ __forceinline__ void copy_stage_a(uint32_t stage_base, const bf16* const a_row[MOE_A_COPIES], int kt) {
     const int chunk = threadIdx.x & 3;
     const int k = kt * MOE_BK + chunk * 8;
 #pragma unroll
     for (int i = 0; i < MOE_A_COPIES; ++i)
         cp_async_16(stage_base + 2 * stage_offset(copy_row(i), chunk), a_row[i] + k);
+}
+
+// Copies k-step `kt` of this thread's rows of A and B into the stage at `stage_base`.
+__device__ __forceinline__ void copy_stage(uint32_t stage_base, const bf16* const a_row[MOE_A_COPIES],
+                                           const bf16* const b_row[MOE_B_COPIES], int kt) {
+    copy_stage_a(stage_base, a_row, kt);
+    const int chunk = threadIdx.x & 3;
+    const int k = kt * MOE_BK + chunk * 8;
 #pragma unroll
     for (int i = 0; i < MOE_B_COPIES; ++i)
         cp_async_16(stage_base + MOE_B_BYTES_AT + 2 * stage_offset(copy_row(i), chunk), b_row[i] + k);
 }
 
 // The warp's (BM/2)×32 piece of one stage: 2 k16 steps of M_TILES×4 mma, fragments straight from ldmatrix.
-__device__ __forceinline__ void multiply_stage(uint32_t stage_base, int warp_m, int warp_n,
+// a_base / b_base: the stage's A (BM×32) and B (128×32) tiles, laid out by stage_offset.
+__device__ __forceinline__ void multiply_stage(uint32_t a_base, uint32_t b_base, int warp_m, int warp_n,
                                                float acc[MOE_M_TILES][4][4]) {
     const int lane = threadIdx.x & 31;
-    const uint32_t a_base = stage_base, b_base = stage_base + MOE_B_BYTES_AT;
 #pragma unroll
     for (int kk = 0; kk < MOE_BK / 16; ++kk) {
         // A 16×16 at rows mt·16: lanes 0-15 address rows 0-15 of its left 8 columns, lanes 16-31 its right.
@@ -264,6 +273,15 @@ __device__ __forceinline__ void multiply_stage(uint32_t stage_base, int warp_m, 
     }
 }
 
+__device__ __forceinline__ void clear(float acc[MOE_M_TILES][4][4]) {
+#pragma unroll
+    for (int mt = 0; mt < MOE_M_TILES; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.0f;
+}
+
 // acc = A · Bᵀ for the block's BM×128 tile, K a multiple of 32. a_row / b_row: this thread's copy rows (see
 // copy_row) of A and B, each a pointer to the row's first element. Warp w holds rows (w / 4)·BM/2 + [0, BM/2)
 // and columns (w % 4)·32 + [0, 32) in acc[mt][nt][]: m16n8 accumulator pieces (mma's C layout).
@@ -275,12 +293,7 @@ __device__ void multiply_tile(const bf16* const a_row[MOE_A_COPIES], const bf16*
     const uint32_t base = smem_address(stages);
     const int ktiles = K / MOE_BK;
 
-#pragma unroll
-    for (int mt = 0; mt < MOE_M_TILES; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.0f;
+    clear(acc);
 
     // Fill all stages but one; then each step waits for its stage, refills the one freed by the previous step
     // (the barrier says every warp is done with it) and multiplies. A group is committed every step, empty or
@@ -296,7 +309,76 @@ __device__ void multiply_tile(const bf16* const a_row[MOE_A_COPIES], const bf16*
         const int next = kt + MOE_STAGES - 1;
         if (next < ktiles) copy_stage(base + (next % MOE_STAGES) * MOE_STAGE_BYTES, a_row, b_row, next);
         cp_async_commit();
-        multiply_stage(base + (kt % MOE_STAGES) * MOE_STAGE_BYTES, warp_m, warp_n, acc);
+        const uint32_t stage = base + (kt % MOE_STAGES) * MOE_STAGE_BYTES;
+        multiply_stage(stage, stage + MOE_B_BYTES_AT, warp_m, warp_n, acc);
+    }
+    cp_async_wait<0>();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The same tile over int8 weights (crate::quant::Int8Matrix's rows: K int8 weights, then K/32 f16 scales,
+// padded to 16 bytes). A stage holds A as above and B's int8 bytes (128 rows × 32, row-major), half of bf16's;
+// each k-step the block converts them to one bf16 B tile, scale · q rounded as dequantize_int8 rounds, and
+// multiplies as the bf16 path does. So the sums equal those over the dequantized weights, bit for bit, while
+// the weights cross memory once, as int8.
+
+#define MOE_Q_B_BYTES_AT (2 * MOE_BM * MOE_BK)                  // A (bf16), then B (int8)
+#define MOE_Q_STAGE_BYTES (MOE_Q_B_BYTES_AT + MOE_BN * MOE_BK)  // 12 KB
+#define MOE_Q_STAGES 3                                          // 36 KB, and the bf16 B tile's 8 KB
+
+__device__ __forceinline__ int int8_row_bytes(int k) { return k + (k / 16 + 15) / 16 * 16; }
+
+// This thread's B row is tid / 2: its 16 bytes (half tid % 2 of the row's 32) at k-step kt.
+__device__ __forceinline__ int int8_copy_row() { return threadIdx.x >> 1; }
+
+__device__ __forceinline__ void copy_stage_int8(uint32_t stage_base, const bf16* const a_row[MOE_A_COPIES],
+                                                const uint8_t* b_row, int kt) {
+    copy_stage_a(stage_base, a_row, kt);
+    cp_async_16(stage_base + MOE_Q_B_BYTES_AT + threadIdx.x * 16, b_row + kt * MOE_BK + (threadIdx.x & 1) * 16);
+}
+
+// This thread's 16 int8 weights of a stage, times their scale d, to bf16 in the B tile (stage_offset's layout).
+__device__ __forceinline__ void convert_stage(const uint8_t* q_stage, bf16* b_tile, float d) {
+    const int row = int8_copy_row(), half = threadIdx.x & 1;
+    const uint4 packed = *reinterpret_cast<const uint4*>(q_stage + threadIdx.x * 16);
+    const int8_t* q = reinterpret_cast<const int8_t*>(&packed);
+    __nv_bfloat162 v[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = __floats2bfloat162_rn(d * (float)q[2 * i], d * (float)q[2 * i + 1]);
+    *reinterpret_cast<uint4*>(b_tile + stage_offset(row, 2 * half)) = *reinterpret_cast<const uint4*>(v);
+    *reinterpret_cast<uint4*>(b_tile + stage_offset(row, 2 * half + 1)) = *reinterpret_cast<const uint4*>(v + 4);
+}
+
+// multiply_tile with B as int8 rows: b_row is this thread's row (int8_copy_row) of the block's 128.
+__device__ void multiply_tile_int8(const bf16* const a_row[MOE_A_COPIES], const uint8_t* b_row, int K,
+                                   float acc[MOE_M_TILES][4][4]) {
+    __shared__ __align__(128) uint8_t stages[MOE_Q_STAGES][MOE_Q_STAGE_BYTES];
+    __shared__ __align__(128) bf16 b_tile[MOE_BN * MOE_BK];
+    const int warp = threadIdx.x >> 5;
+    const int warp_m = warp >> 2, warp_n = warp & 3;
+    const uint32_t base = smem_address(stages), b_base = smem_address(b_tile);
+    const unsigned short* scales = reinterpret_cast<const unsigned short*>(b_row + K);  // one per k-step
+    const int ktiles = K / MOE_BK;
+    clear(acc);
+
+#pragma unroll
+    for (int s = 0; s < MOE_Q_STAGES - 1; ++s) {
+        if (s < ktiles) copy_stage_int8(base + s * MOE_Q_STAGE_BYTES, a_row, b_row, s);
+        cp_async_commit();
+    }
+    float d = __half2float(__ushort_as_half(__ldg(scales)));
+    for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<MOE_Q_STAGES - 2>();
+        // Every warp is done with the previous step: its ring stage and the B tile may be written.
+        __syncthreads();
+        const int next = kt + MOE_Q_STAGES - 1;
+        if (next < ktiles) copy_stage_int8(base + (next % MOE_Q_STAGES) * MOE_Q_STAGE_BYTES, a_row, b_row, next);
+        cp_async_commit();
+        const int slot = kt % MOE_Q_STAGES;
+        convert_stage(stages[slot] + MOE_Q_B_BYTES_AT, b_tile, d);
+        if (kt + 1 < ktiles) d = __half2float(__ushort_as_half(__ldg(scales + kt + 1)));
+        __syncthreads();
+        multiply_stage(base + slot * MOE_Q_STAGE_BYTES, b_base, warp_m, warp_n, acc);
     }
     cp_async_wait<0>();
 }
@@ -312,31 +394,45 @@ __device__ __forceinline__ int gate_up_weight_row(int r, int j0, int inter) {
     return (within < 16 ? 0 : inter) + j0 + group * 16 + (within & 15);
 }
 
+// acc over the block's 128 B rows: weight_row(r) is the row of w (all experts' rows in one) behind tile row r,
+// K the rows' length. bf16 rows, or int8 rows (multiply_tile_int8).
+template <typename WeightRow>
+__device__ __forceinline__ void multiply_weights(const bf16* const a_row[MOE_A_COPIES], const bf16* w,
+                                                 WeightRow weight_row, int K, float acc[MOE_M_TILES][4][4]) {
+    const bf16* b_row[MOE_B_COPIES];
+#pragma unroll
+    for (int i = 0; i < MOE_B_COPIES; ++i) b_row[i] = w + weight_row(copy_row(i)) * K;
+    multiply_tile(a_row, b_row, K, acc);
+}
+
+template <typename WeightRow>
+__device__ __forceinline__ void multiply_weights(const bf16* const a_row[MOE_A_COPIES], const uint8_t* w,
+                                                 WeightRow weight_row, int K, float acc[MOE_M_TILES][4][4]) {
+    multiply_tile_int8(a_row, w + weight_row(int8_copy_row()) * int8_row_bytes(K), K, acc);
+}
+
 // act[slot, j] = bf16(bf16(silu(bf16(g))) · bf16(u)), g = x[token] · w[e, j, :], u = x[token] · w[e, I + j, :]
-// for the slots of each expert e, token = slot / k. x (T, H), w (E, 2I, H), act (n_slots, I), all bf16.
-// Launch: grid (I / 64, moe_row_tiles(n_slots, n_experts)), block MOE_THREADS (256), no dynamic shared memory
-// (48 KB static). Block (x, y) computes act columns 64·x + [0, 64) of row tile y (see locate_row_tile).
-extern "C" __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS)
-moe_gate_up_grouped_bf16(const bf16* x, const bf16* w, const int* offsets, const int* order, bf16* act,
-                         int n_slots, int k, int h, int inter, int n_experts) {
+// for the slots of each expert e, token = slot / k. x (T, H), w (E, 2I, H) bf16 or int8 rows, act (n_slots, I)
+// bf16. Launch: grid (I / 64, moe_row_tiles(n_slots, n_experts)), block MOE_THREADS (256), no dynamic shared
+// memory (48 KB static). Block (x, y) computes act columns 64·x + [0, 64) of row tile y (see locate_row_tile).
+template <typename W>
+__device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act,
+                                    int k, int h, int inter, int n_experts) {
     const RowTile tile = locate_row_tile(offsets, n_experts, blockIdx.y);
     if (tile.rows == 0) return;
     const int j0 = blockIdx.x * (MOE_BN / 2);
-    const bf16* expert_w = w + (size_t)tile.expert * 2 * inter * h;
+    const size_t expert_row = (size_t)tile.expert * 2 * inter;
 
     // Rows past the tile's slots repeat its last slot: harmless work, never stored.
     const bf16* a_row[MOE_A_COPIES];
-    const bf16* b_row[MOE_B_COPIES];
 #pragma unroll
     for (int i = 0; i < MOE_A_COPIES; ++i) {
         const int slot = order[tile.first + min(copy_row(i), tile.rows - 1)];
         a_row[i] = x + (size_t)(slot / k) * h;
     }
-#pragma unroll
-    for (int i = 0; i < MOE_B_COPIES; ++i)
-        b_row[i] = expert_w + (size_t)gate_up_weight_row(copy_row(i), j0, inter) * h;
     float acc[MOE_M_TILES][4][4];
-    multiply_tile(a_row, b_row, h, acc);
+    multiply_weights(
+        a_row, w, [=](int r) { return expert_row + gate_up_weight_row(r, j0, inter); }, h, acc);
 
     // acc[mt][0..1] are gate columns, acc[mt][2..3] the up columns of the same j.
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -362,27 +458,25 @@ moe_gate_up_grouped_bf16(const bf16* x, const bf16* w, const int* offsets, const
 }
 
 // y[slot, r] = float(bf16(act[slot] · w[e, r, :])) · weights[slot] for the slots of each expert e.
-// act (n_slots, I) bf16, w (E, H, I) bf16, weights (n_slots) f32, y (n_slots, H) f32.
+// act (n_slots, I) bf16, w (E, H, I) bf16 or int8 rows, weights (n_slots) f32, y (n_slots, H) f32.
 // Launch: grid (ceil(H / 128), moe_row_tiles(n_slots, n_experts)), block MOE_THREADS (256), no dynamic shared
 // memory (48 KB static). Block (x, y) computes y columns 128·x + [0, 128) of row tile y.
-extern "C" __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS)
-moe_down_grouped_bf16(const bf16* act, const bf16* w, const int* offsets, const int* order, const float* weights,
-                      float* y, int n_slots, int h, int inter, int n_experts) {
+template <typename W>
+__device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets, const int* order,
+                                 const float* weights, float* y, int h, int inter, int n_experts) {
     const RowTile tile = locate_row_tile(offsets, n_experts, blockIdx.y);
     if (tile.rows == 0) return;
     const int n0 = blockIdx.x * MOE_BN;
-    const bf16* expert_w = w + (size_t)tile.expert * h * inter;
+    const size_t expert_row = (size_t)tile.expert * h;
 
     // Rows past the tile's slots repeat its last slot, columns past H its last weight row: never stored.
     const bf16* a_row[MOE_A_COPIES];
-    const bf16* b_row[MOE_B_COPIES];
 #pragma unroll
     for (int i = 0; i < MOE_A_COPIES; ++i)
         a_row[i] = act + (size_t)order[tile.first + min(copy_row(i), tile.rows - 1)] * inter;
-#pragma unroll
-    for (int i = 0; i < MOE_B_COPIES; ++i) b_row[i] = expert_w + (size_t)min(n0 + copy_row(i), h - 1) * inter;
     float acc[MOE_M_TILES][4][4];
-    multiply_tile(a_row, b_row, inter, acc);
+    multiply_weights(
+        a_row, w, [=](int r) { return expert_row + min(n0 + r, h - 1); }, inter, acc);
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int warp_m = warp >> 2, warp_n = warp & 3;
@@ -405,3 +499,19 @@ moe_down_grouped_bf16(const bf16* act, const bf16* w, const int* offsets, const 
             }
         }
 }
+
+// The kernels, over bf16 weights and over int8 rows (see moe_gate_up_grouped and moe_down_grouped).
+#define INSTANTIATE(W, S)                                                                                          \
+    extern "C" __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS)                                      \
+        moe_gate_up_grouped_##S(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act,      \
+                                int k, int h, int inter, int n_experts) {                                        \
+        moe_gate_up_grouped<W>(x, w, offsets, order, act, k, h, inter, n_experts);                               \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS)                                      \
+        moe_down_grouped_##S(const bf16* act, const W* w, const int* offsets, const int* order,                  \
+                             const float* weights, float* y, int h, int inter, int n_experts) {                  \
+        moe_down_grouped<W>(act, w, offsets, order, weights, y, h, inter, n_experts);                            \
+    }
+
+INSTANTIATE(bf16, bf16)
+INSTANTIATE(uint8_t, int8)

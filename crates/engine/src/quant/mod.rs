@@ -2,9 +2,10 @@
 //! (blocks of 32 weights with an f16 scale) at load, from the checkpoint in the model's dtype, and kept in a
 //! GGUF file so that later loads read them instead of quantizing again. In memory they are held in rows of
 //! our own layout ([`Int8Matrix`]). The vision tower, the embeddings and the norms stay as loaded. int8 is
-//! weight-only: the decode step's fused kernels dequantize the rows in registers, the prompt pass
-//! dequantizes each matrix (a layer's experts at once) for its product, and the activations stay in the
-//! model's dtype throughout.
+//! weight-only: the decode step's fused kernels dequantize the rows in registers, the routed experts' grouped
+//! GEMMs (the prompt pass, and steps of many pages) turn int8 tiles into bf16 in shared memory, the prompt
+//! pass dequantizes each dense projection for its product, and the activations stay in the model's dtype
+//! throughout.
 
 mod agreement;
 mod cache;
