@@ -1,16 +1,22 @@
-//! With the `cuda` feature, compiles each src/kernels/*.cu to PTX in OUT_DIR with nvcc. The PTX targets
-//! compute capability $CUDA_COMPUTE_CAP (default 80: bf16 arithmetic and the tensor-core instructions used
-//! need it, and the driver JIT-compiles compute_80 PTX for both the RTX 3090, sm_86, and the H100, sm_90).
+//! With the `cuda` feature, compiles each src/kernels/*.cu, with the *.cuh it includes, to PTX in OUT_DIR with
+//! nvcc. The PTX targets compute capability $CUDA_COMPUTE_CAP (default 80: bf16 arithmetic and the tensor-core
+//! instructions used need it, and the driver JIT-compiles compute_80 PTX for both the RTX 3090, sm_86, and the
+//! H100, sm_90).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const KERNELS: [&str; 4] = ["decode", "flash_attention", "moe_prefill", "vision"];
+/// What the kernels include from each other.
+const HEADERS: [&str; 5] = ["attention", "common", "moe_decode", "norm", "weights"];
 
 fn main() {
     println!("cargo:rerun-if-env-changed=CUDA_COMPUTE_CAP");
     for name in KERNELS {
         println!("cargo:rerun-if-changed=src/kernels/{name}.cu");
+    }
+    for name in HEADERS {
+        println!("cargo:rerun-if-changed=src/kernels/{name}.cuh");
     }
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;

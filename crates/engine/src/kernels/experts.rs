@@ -12,7 +12,7 @@ use super::mlp::Mlp;
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
 
-/// Rows a column of the MoE kernels takes for the shared experts (decode.cu's MOE_GROUP).
+/// Rows a column of the MoE kernels takes for the shared experts (moe_decode.cuh's MOE_GROUP).
 const MOE_GROUP: usize = 8;
 /// Rows up to which [`Sums::Fastest`] runs the shared experts inside the routed-expert launch: past them
 /// their columns are the slowest of the launch (measured on the H100 at 8 rows, when they were one column).
@@ -20,7 +20,7 @@ const FUSED_SHARED_MAX_ROWS: usize = 4;
 /// Threads of the element-per-thread kernels.
 const ELEMENT_THREADS: u32 = 256;
 
-/// The arguments of a gate/up kernel, in decode.cu's order: device addresses (0 for none) and sizes.
+/// The arguments of a gate/up kernel, in moe_decode.cuh's order: device addresses (0 for none) and sizes.
 struct GateUpArgs {
     x: u64,
     w: u64,
@@ -328,7 +328,7 @@ impl Kernels {
         Ok(act)
     }
 
-    /// One launch of a gate/up kernel (decode.cu's `moe_gate_up_by_*`) over `columns` block columns, a warp
+    /// One launch of a gate/up kernel (moe_decode.cuh's `moe_gate_up_by_*`) over `columns` block columns, a warp
     /// per intermediate row of the wider of the routed and shared experts.
     fn gate_up(&self, kernel: &CudaFunction, a: &GateUpArgs, columns: u32) -> Result<()> {
         let mut launch = self.stream.launch_builder(kernel);

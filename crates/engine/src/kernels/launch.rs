@@ -16,22 +16,22 @@ use crate::quant::Int8Matrix;
 
 pub(super) const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/decode.ptx"));
 
-/// Most splits of the sequence in decode attention (decode.cu's ATTN_MAX_SPLITS): a split holds 64
+/// Most splits of the sequence in decode attention (attention.cuh's ATTN_MAX_SPLITS): a split holds 64
 /// positions until the sequence passes 4096; and the warps of a block (ATTN_WARPS).
 const ATTENTION_SPLITS: u32 = 64;
-/// Warps of a decode-attention block (at most decode.cu's ATTN_WARPS): many for a few sequences, so that
+/// Warps of a decode-attention block (at most attention.cuh's ATTN_WARPS): many for a few sequences, so that
 /// each split takes few steps; few when there are (sequence, head) pairs enough to fill the GPU anyway.
 const ATTENTION_WARPS_FEW_ROWS: u32 = 16;
 const ATTENTION_WARPS_MANY_ROWS: u32 = 4;
 const ATTENTION_MANY_ROWS: usize = 64;
 /// Most (sequence, head) pairs one decode attention takes.
 const MAX_ATTENTION_HEAD_ROWS: usize = 16384;
-/// Largest head dim, top-k and expert count the kernels hold on chip (decode.cu's ATTN_MAX_HEAD_DIM,
-/// ROUTE_MAX_K, the router's 1024 probabilities).
+/// Largest head dim, top-k and expert count the kernels hold on chip (attention.cuh's ATTN_MAX_HEAD_DIM,
+/// moe_decode.cuh's ROUTE_MAX_K, the router's 1024 probabilities).
 const MAX_HEAD_DIM: usize = 256;
 const MAX_TOP_K: usize = 16;
 const MAX_EXPERTS: usize = 1024;
-/// Tokens one MoE launch may route: each expert takes each token at most once (decode.cu's MOE_PREFILL_SLOTS).
+/// Tokens one MoE launch may route: each expert takes each token at most once (moe_decode.cuh's MOE_PREFILL_SLOTS).
 pub(super) const MAX_MOE_TOKENS: usize = 8192;
 /// Slots up to which a MoE block serves one slot's expert rather than one expert (MOE_DECODE_SLOTS).
 pub(super) const MAX_SLOTS_BY_SLOT: usize = 256;

@@ -1,11 +1,12 @@
 //! Hand-written CUDA where stock candle ops cost more in launches, round trips and materialised scores than
 //! the bytes they move. `decode.cu`: the decode step (RMSNorm fused with the residual add and the router,
-//! RoPE fused with the KV-cache write, split-K attention over each sequence's cache, MoE experts that read
-//! only the chosen experts, the greedy choice under the n-gram ban), its weight-reading kernels also built for
-//! int8 rows (`crate::quant::Int8Matrix`). `flash_attention.cu`: the page's long attentions. `moe_prefill.cu`:
-//! the prompt's routed experts as grouped GEMMs on tensor cores. `vision.cu`:
-//! the vision encoders' linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the
-//! encoder's and the LM prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
+//! RoPE fused with the KV-cache write, split-K attention over each sequence's cache in `attention.cuh`, MoE
+//! experts that read only the chosen experts in `moe_decode.cuh`, the greedy choice under the n-gram ban), its
+//! weight-reading kernels also built for int8 rows (`crate::quant::Int8Matrix`, read as `weights.cuh` says).
+//! `flash_attention.cu`: the page's long attentions. `moe_prefill.cu`: the routed experts of a prompt, or of
+//! many pages, as grouped GEMMs on tensor cores, over bf16 or int8 rows. `vision.cu`: the vision encoders'
+//! linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the encoder's and the LM
+//! prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 
 mod buffers;
 mod experts;

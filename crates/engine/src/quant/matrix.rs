@@ -1,7 +1,7 @@
 //! int8 matrices in DeepRead's own row layout, made from Q8_0 blocks at load: a row holds its K int8 weights,
 //! then one f16 scale per block of 32, padded to 16 bytes. A Q8_0 block puts its scale first, so its weights
 //! sit 2 bytes in and a kernel reads them 2 bytes at a time; here every row starts on 16 bytes and a lane reads
-//! 16 weights in one load (decode.cu's `Int8`). A stack of experts is one tensor, expert after expert.
+//! 16 weights in one load (weights.cuh's `Int8`). A stack of experts is one tensor, expert after expert.
 
 use std::borrow::Cow;
 
