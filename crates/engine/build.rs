@@ -8,7 +8,15 @@ use std::process::Command;
 
 const KERNELS: [&str; 4] = ["decode", "flash_attention", "moe_prefill", "vision"];
 /// What the kernels include from each other.
-const HEADERS: [&str; 5] = ["attention", "common", "moe_decode", "norm", "weights"];
+const HEADERS: [&str; 7] = [
+    "attention",
+    "common",
+    "linear_tiles",
+    "mma",
+    "moe_decode",
+    "norm",
+    "weights",
+];
 
 fn main() {
     println!("cargo:rerun-if-env-changed=CUDA_COMPUTE_CAP");

@@ -9,6 +9,7 @@ use candle_core::{DType, Device, Shape, Tensor};
 
 use super::buffers::{address, empty};
 use super::grouped_experts::GroupedExperts;
+use super::linear_tiles::LinearTiles;
 use super::step_inputs::{InputAddresses, MAX_BANS};
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
@@ -119,6 +120,8 @@ pub struct Kernels {
     pub(super) pick_done: CudaSlice<u32>,
     /// The prompt's experts on tensor cores.
     pub(super) grouped: GroupedExperts,
+    /// The batch-invariant linear layers on tensor cores (bf16 only).
+    pub(super) tiles: Option<LinearTiles>,
     pub(super) int8: Int8Kernels,
 }
 
@@ -153,6 +156,7 @@ impl Kernels {
             greedy_pick: load("greedy_pick")?,
             pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
             grouped: GroupedExperts::new(dev)?,
+            tiles: LinearTiles::new(dev, dtype)?,
             int8: Int8Kernels {
                 moe_gate_up_by_slot: load("moe_gate_up_by_slot_int8")?,
                 moe_down_by_slot: load("moe_down_by_slot_int8")?,
@@ -337,8 +341,14 @@ impl Kernels {
     }
 
     /// `layer` (bias-free) on `x` (B, K) for a decode step: `linear_rows`, or cuBLAS for [`Sums::Fastest`]
-    /// where [`Self::prefers_cublas`].
+    /// where [`Self::prefers_cublas`], or for [`Sums::BatchInvariant`] in bf16 the tensor-core tiles at every
+    /// B.
     pub fn linear(&self, x: &Tensor, layer: Weight<'_>, sums: Sums) -> Result<Tensor> {
+        if sums == Sums::BatchInvariant {
+            if let Some(out) = self.linear_tiles(x, layer)? {
+                return Ok(out);
+            }
+        }
         if self.prefers_cublas(layer, x.dim(0)?, sums) {
             return Ok(x.matmul(&self.dense_weight(layer)?.t()?)?);
         }
@@ -365,7 +375,7 @@ impl Kernels {
     }
 
     /// `layer` on RMSNorm(`x`) with `norm_weight`, `eps`: one kernel for the few rows of a decode step, the
-    /// norm's own launch first for more (the same values either way).
+    /// norm's own launch first for more, or before the tensor-core tiles (the same values either way).
     pub fn norm_linear(
         &self,
         x: &Tensor,
@@ -374,7 +384,9 @@ impl Kernels {
         layer: Weight<'_>,
         sums: Sums,
     ) -> Result<Tensor> {
-        if x.dim(0)? > ROW_KERNEL_MAX_ROWS {
+        let tiles =
+            sums == Sums::BatchInvariant && self.tiles.is_some() && LinearTiles::takes(x.dim(1)?);
+        if tiles || x.dim(0)? > ROW_KERNEL_MAX_ROWS {
             let normed = self.rms_norm(x, norm_weight, eps)?;
             return self.linear(&normed, layer, sums);
         }

@@ -13,6 +13,7 @@ mod experts;
 mod flash;
 mod grouped_experts;
 mod launch;
+mod linear_tiles;
 mod mlp;
 mod rows;
 mod step_inputs;

@@ -17,6 +17,7 @@
 // H and I must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
 
 #include "common.cuh"
+#include "mma.cuh"
 #include "weights.cuh"
 
 // Tile shape. (A 64-slot tile with 4 stages and 3 blocks per SM measured no faster at T = 1131 and 15% slower
@@ -193,15 +194,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
-}
-
-// d += a · b for one 16×8×16 piece (a row-major 16×16, b column-major 16×8, bf16; d f32).
-__device__ __forceinline__ void mma_bf16_16x8x16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // Element offset of (row, 16-byte chunk) in a stage's A or B tile (rows of 32 elements). Rows are 64 bytes, so

@@ -3,9 +3,9 @@
 //! of the step's inputs before it, one read-back of the chosen tokens after it. The first step at each
 //! batch size runs op by op and is then captured as a CUDA graph, which later steps of that size replay.
 //! With [`Sums::BatchInvariant`] every output of the step is summed in the same order whatever the batch size
-//! (no cuBLAS, no tensor-core tiles), so a page's greedy tokens do not depend on the pages beside it.
-//! int8 weights (`crate::quant`) are read by the same row kernels, which dequantize their blocks in registers;
-//! they take the CUDA-core kernels at every batch size.
+//! (no cuBLAS; in bf16 the linear layers on tensor-core tiles used at every batch size, whose sums do not
+//! depend on the rows beside them), so a page's greedy tokens do not depend on the pages beside it.
+//! int8 weights (`crate::quant`) are read by the same kernels, which dequantize their blocks in registers.
 //! Off CUDA there is no fused step; the straightforward path runs instead.
 
 #[cfg(feature = "cuda")]
@@ -20,8 +20,9 @@ pub enum Sums {
     /// The fastest kernels for the batch size: row kernels for a few rows, cuBLAS and tensor-core tiles for
     /// more. A row's last bits, and so a near-tie, can change with the rows beside it.
     Fastest,
-    /// Every output summed in the same order whatever the batch size (CUDA-core row kernels only), so a row's
-    /// result does not depend on the rows beside it. Slower past a few rows.
+    /// Every output summed in the same order whatever the batch size (the row kernels, and in bf16 the linear
+    /// layers' tensor-core tiles, at every batch size), so a row's result does not depend on the rows beside
+    /// it. Slower past a few rows.
     BatchInvariant,
 }
 

@@ -1,0 +1,145 @@
+// The linear layers of a decode step on tensor cores, summed the same way whatever the batch size.
+//
+// out (B, N) = bf16(x · Wᵀ), x (B, K) bf16, W (N, K) bf16 or int8 rows. The weights are mma's M side, 16 rows a
+// warp; the rows of x are its N side, 8 a tile and up to TILE_PAGES a block (a block's last tile padded with its
+// first row, whose extra results are never stored). K is summed in a fixed order: the TILE_QUARTERS warps of a
+// row group take the 64-wide K blocks q, q + 4, q + 8, … each into its own accumulators, and their four partial
+// sums are added in warp order. Nothing in that order depends on B, and an mma's output column depends on its
+// own column of B alone, so a row of out is the same whatever rows run beside it (Sums::BatchInvariant), and
+// the weights are read once for up to TILE_PAGES rows.
+//
+// Each lane loads its 16 consecutive weights of a K block (two 16-byte loads in bf16, one in int8) straight
+// into mma A fragments: K position kb + 16t + 4s + i (t = lane % 4, i < 4) is slot i of mma step s, a
+// permutation of K inside each 64-wide block. x is read in the same permutation, so each output is a sum of
+// the same products; only the order of the f32 sums differs from K order. int8 weights become bf16 in
+// registers, scale · q rounded as dequantize_int8 rounds, so their sums are those of the dequantized weights.
+
+#pragma once
+
+#include "common.cuh"
+#include "mma.cuh"
+#include "weights.cuh"
+
+#define TILE_PAGES 64                          // rows of x a block takes (8 mma tiles)
+#define TILE_QUARTERS 4                        // warps of a row group, each a quarter of the K blocks
+#define TILE_GROUPS 2                          // row groups (16 weight rows each) a block
+#define TILE_THREADS (32 * TILE_QUARTERS * TILE_GROUPS)
+#define TILE_K 64                              // K per block step of a warp
+
+// A lane's 16 weights of a K block as 8 bf16 pairs, K order.
+struct Pairs16 {
+    uint32_t w[8];
+};
+
+__device__ __forceinline__ void load_pairs(const bf16* row, int c, int, Pairs16& out) {
+    const uint4 lo = *reinterpret_cast<const uint4*>(row + c);
+    const uint4 hi = *reinterpret_cast<const uint4*>(row + c + 8);
+    out.w[0] = lo.x; out.w[1] = lo.y; out.w[2] = lo.z; out.w[3] = lo.w;
+    out.w[4] = hi.x; out.w[5] = hi.y; out.w[6] = hi.z; out.w[7] = hi.w;
+}
+
+// c a multiple of 16: the 16 weights share one scale.
+__device__ __forceinline__ void load_pairs(const uint8_t* row, int c, int k, Pairs16& out) {
+    Int8::Held held;
+    Int8::fetch(row, c, k, held);
+    const float d = __half2float(held.d);
+    const int8_t* q = reinterpret_cast<const int8_t*>(&held.q);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const __nv_bfloat162 v = __floats2bfloat162_rn(d * (float)q[2 * i], d * (float)q[2 * i + 1]);
+        out.w[i] = *reinterpret_cast<const uint32_t*>(&v);
+    }
+}
+
+// acc[nt] += the K block at c of this lane's weight rows (lo: row g, hi: row g + 8) times x's rows of tile nt
+// (x_rows[nt] points at the lane's row g of it).
+__device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16& hi, const bf16* const x_rows[8],
+                                               int tiles, int c, float acc[8][4]) {
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+        if (nt >= tiles) break;
+        Pairs16 xv;
+        load_pairs(x_rows[nt], c, 0, xv);
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+            const uint32_t a[4] = {lo.w[2 * s], hi.w[2 * s], lo.w[2 * s + 1], hi.w[2 * s + 1]};
+            const uint32_t b[2] = {xv.w[2 * s], xv.w[2 * s + 1]};
+            mma_bf16_16x8x16(acc[nt], a, b);
+        }
+    }
+}
+
+// Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS, no dynamic shared memory.
+// K a multiple of TILE_K.
+template <typename W>
+__device__ void linear_tiles(const bf16* x, typename W::Row w, bf16* out, int rows, int n, int k) {
+    __shared__ float partial[TILE_GROUPS][TILE_QUARTERS - 1][8][4][32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int group = warp / TILE_QUARTERS, quarter = warp % TILE_QUARTERS;
+    const int g = lane >> 2, t = lane & 3;
+    const int row0 = (blockIdx.x * TILE_GROUPS + group) * 16;
+    const int page0 = blockIdx.y * TILE_PAGES;
+    const int pages = min(TILE_PAGES, rows - page0);
+    const int tiles = (pages + 7) / 8;
+
+    // Rows past N read row N - 1, pages past B the block's first: their results are dropped.
+    const typename W::Row lo_row = W::row(w, min(row0 + g, n - 1), k);
+    const typename W::Row hi_row = W::row(w, min(row0 + g + 8, n - 1), k);
+    const bf16* x_rows[8];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+        const int page = nt * 8 + g;
+        x_rows[nt] = x + (size_t)(page0 + (page < pages ? page : 0)) * k;
+    }
+
+    float acc[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[nt][q] = 0.0f;
+
+    // The next block's weights are requested before this one is multiplied.
+    const int step = TILE_K * TILE_QUARTERS;
+    int c = quarter * TILE_K + 16 * t;
+    Pairs16 lo, hi;
+    if (c < k) {
+        load_pairs(lo_row, c, k, lo);
+        load_pairs(hi_row, c, k, hi);
+    }
+    for (; c < k; c += step) {
+        Pairs16 next_lo, next_hi;
+        const bool more = c + step < k;
+        if (more) {
+            load_pairs(lo_row, c + step, k, next_lo);
+            load_pairs(hi_row, c + step, k, next_hi);
+        }
+        multiply_block(lo, hi, x_rows, tiles, c, acc);
+        if (more) {
+            lo = next_lo;
+            hi = next_hi;
+        }
+    }
+
+    // The quarters' sums, added in warp order by the first quarter.
+    if (quarter > 0)
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) partial[group][quarter - 1][nt][q][lane] = acc[nt][q];
+    __syncthreads();
+    if (quarter > 0) return;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+        if (nt >= tiles) break;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            float sum = acc[nt][q];
+#pragma unroll
+            for (int p = 0; p < TILE_QUARTERS - 1; ++p) sum += partial[group][p][nt][q][lane];
+            // d[q]: weight row g (q < 2) or g + 8, page 2t + q % 2 of the tile.
+            const int r = row0 + g + (q >> 1) * 8;
+            const int page = nt * 8 + 2 * t + (q & 1);
+            if (r < n && page < pages) out[(size_t)(page0 + page) * n + r] = __float2bfloat16(sum);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A decode step's linear layers on tensor cores (linear_tiles.cuh), for [`Sums::BatchInvariant`] in bf16: the
+//! weights are read once for up to 64 rows, and each output is summed in the same order whatever the rows
+//! beside it, so a page reads alike alone or among many. bf16 activations only (mma's inputs); K a multiple
+//! of 64.
+//!
+//! [`Sums::BatchInvariant`]: crate::lm::Sums::BatchInvariant
+
+use candle_core::cuda_backend::cudarc::driver::{CudaFunction, PushKernelArg};
+use candle_core::cuda_backend::CudaDevice;
+use candle_core::{DType, Tensor};
+
+use super::buffers::address;
+use super::launch::{grid, Kernels, Weight, PTX};
+use crate::error::{EngineError, Result};
+
+/// linear_tiles.cuh's block: weight rows (TILE_GROUPS · 16), rows of x (TILE_PAGES), threads, K granule.
+const WEIGHT_ROWS: usize = 32;
+const PAGES: usize = 64;
+const THREADS: u32 = 256;
+const K_BLOCK: usize = 64;
+/// The most blocks a launch has along y.
+const MAX_GRID_Y: usize = 65_535;
+
+/// The two builds of the kernel: over bf16 weights and over int8 rows.
+pub struct LinearTiles {
+    dense: CudaFunction,
+    int8: CudaFunction,
+}
+
+impl LinearTiles {
+    /// The kernels for activations in `dtype`: None but for bf16.
+    pub fn new(dev: &CudaDevice, dtype: DType) -> Result<Option<Self>> {
+        if dtype != DType::BF16 {
+            return Ok(None);
+        }
+        let load = |name: &str| -> Result<CudaFunction> {
+            Ok(dev
+                .get_or_load_custom_func(name, "deepread_decode", PTX)?
+                .into_cuda_function())
+        };
+        Ok(Some(Self {
+            dense: load("linear_tiles_bf16")?,
+            int8: load("linear_tiles_int8_bf16")?,
+        }))
+    }
+
+    /// Whether a layer of K inputs fits the tiles.
+    pub fn takes(k: usize) -> bool {
+        k.is_multiple_of(K_BLOCK)
+    }
+}
+
+impl Kernels {
+    /// `layer` (bias-free) on `x` (B, K) bf16 on tensor cores, each output summed in one order whatever B;
+    /// None where the tiles do not take it (not bf16, or K not a multiple of 64).
+    pub(super) fn linear_tiles(&self, x: &Tensor, layer: Weight<'_>) -> Result<Option<Tensor>> {
+        let Some(tiles) = &self.tiles else {
+            return Ok(None);
+        };
+        let (b, k) = x.dims2()?;
+        let (n, weight_k) = layer.dims()?;
+        if !LinearTiles::takes(k) {
+            return Ok(None);
+        }
+        if weight_k != k || b.div_ceil(PAGES) > MAX_GRID_Y {
+            return Err(EngineError::Input(format!(
+                "a decode step's linear layer of {n}×{weight_k} on {b} rows of {k} does not fit the tiles"
+            )));
+        }
+        let kernel = match layer {
+            Weight::Dense(_) => &tiles.dense,
+            Weight::Int8(_) => &tiles.int8,
+        };
+        let out = self.empty((b, n), DType::BF16)?;
+        let (x_p, w_p, out_p) = (address(x)?, layer.address()?, address(&out)?);
+        let (b_i, n_i, k_i) = (b as i32, n as i32, k as i32);
+        let mut launch = self.stream.launch_builder(kernel);
+        launch
+            .arg(&x_p)
+            .arg(&w_p)
+            .arg(&out_p)
+            .arg(&b_i)
+            .arg(&n_i)
+            .arg(&k_i);
+        let blocks = grid(n.div_ceil(WEIGHT_ROWS) as u32, b.div_ceil(PAGES) as u32, 1);
+        self.run(launch, blocks, THREADS, 0)?;
+        Ok(Some(out))
+    }
+}

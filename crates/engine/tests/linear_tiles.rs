@@ -1,0 +1,112 @@
+//! The decode step's batch-invariant linear layers on tensor cores (linear_tiles.cuh), on the GPU in bf16: each
+//! row's output is the same, bit for bit, whatever rows are multiplied beside it; it stays within bf16
+//! rounding of the product written out in f32 on the CPU; and over int8 rows it equals the same kernel over
+//! the weights dequantized. Shapes with a partial tile of rows, a second block of 64 rows, and weight rows
+//! that do not fill the last block.
+#![cfg(feature = "cuda")]
+
+use candle_core::quantized::{GgmlDType, QTensor};
+use candle_core::{DType, Device, Tensor};
+use deepread_engine::kernels::{Kernels, Weight};
+use deepread_engine::lm::Sums;
+use deepread_engine::quant::Int8Matrix;
+
+const K: usize = 1280;
+const N: usize = 200;
+const ROWS: usize = 70;
+
+fn gpu() -> Device {
+    deepread_engine::engine_gpu(0).expect("these tests need a CUDA GPU")
+}
+
+fn kernels(device: &Device) -> Kernels {
+    Kernels::new(device, DType::BF16)
+        .unwrap()
+        .expect("bf16 kernels on CUDA")
+}
+
+fn random_bf16(shape: (usize, usize), scale: f64, device: &Device) -> Tensor {
+    (Tensor::randn(0f32, 1.0, shape, device).unwrap() * scale)
+        .unwrap()
+        .to_dtype(DType::BF16)
+        .unwrap()
+}
+
+fn rows_f32(t: &Tensor) -> Vec<Vec<f32>> {
+    t.to_dtype(DType::F32).unwrap().to_vec2::<f32>().unwrap()
+}
+
+#[test]
+fn a_row_gets_the_same_sums_whatever_rows_run_beside_it() {
+    let device = gpu();
+    let kernels = kernels(&device);
+    let x = random_bf16((ROWS, K), 1.0, &device);
+    let w = random_bf16((N, K), 0.05, &device);
+    let linear = |x: &Tensor| {
+        rows_f32(
+            &kernels
+                .linear(x, Weight::Dense(&w), Sums::BatchInvariant)
+                .unwrap(),
+        )
+    };
+    let together = linear(&x);
+    assert_eq!(together.len(), ROWS);
+    for (first, len) in [(0, 1), (9, 1), (69, 1), (0, 8), (3, 20), (60, 10)] {
+        let alone = linear(&x.narrow(0, first, len).unwrap());
+        for (i, row) in alone.iter().enumerate() {
+            assert_eq!(
+                row,
+                &together[first + i],
+                "row {} read among {len} differs from it among {ROWS}",
+                first + i
+            );
+        }
+    }
+
+    // Within bf16 rounding of the product in f32.
+    let cpu = |t: &Tensor| {
+        t.to_device(&Device::Cpu)
+            .unwrap()
+            .to_dtype(DType::F32)
+            .unwrap()
+    };
+    let want = rows_f32(&cpu(&x).matmul(&cpu(&w).t().unwrap()).unwrap());
+    let scale = want.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
+    let worst = together
+        .iter()
+        .flatten()
+        .zip(want.iter().flatten())
+        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(scale > 0.5, "the product is not trivially small: {scale}");
+    assert!(
+        worst / scale < 1e-2,
+        "{worst} off an f32 product whose largest value is {scale}"
+    );
+}
+
+#[test]
+fn int8_rows_give_the_sums_of_their_weights_dequantized() {
+    let device = gpu();
+    let kernels = kernels(&device);
+    let w = (Tensor::randn(0f32, 1.0, (N, K), &Device::Cpu).unwrap() * 0.05).unwrap();
+    let q = QTensor::quantize(&w, GgmlDType::Q8_0).unwrap();
+    let int8 = Int8Matrix::from_q8_0(&[&q], &device).unwrap();
+    let dequantized = int8.dequantize(DType::BF16).unwrap();
+    let x = random_bf16((ROWS, K), 1.0, &device);
+    let run =
+        |weight: Weight<'_>| rows_f32(&kernels.linear(&x, weight, Sums::BatchInvariant).unwrap());
+    let (from_int8, from_dense) = (run(Weight::Int8(&int8)), run(Weight::Dense(&dequantized)));
+    let differ = from_int8
+        .iter()
+        .zip(&from_dense)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differ, 0,
+        "rows whose int8 sums differ from the dequantized weights'"
+    );
+    assert!(
+        from_int8.iter().flatten().any(|v| v.abs() > 0.1),
+        "the product is not all zeros"
+    );
+}
