@@ -7,6 +7,7 @@ use candle_core::{DType, Tensor};
 
 use super::buffers::address;
 use super::grouped_experts::GroupedExperts;
+use super::linear_tiles::LinearTiles;
 use super::launch::{grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS};
 use super::mlp::Mlp;
 use crate::error::{EngineError, Result};
@@ -142,9 +143,9 @@ impl Kernels {
     ///
     /// [`Sums::Fastest`]: by slot for a few rows, with the shared experts in the same launch for a very few;
     /// else on tensor cores (or by expert where the tiles do not fit); shared experts not in the launch go
-    /// through cuBLAS. [`Sums::BatchInvariant`]: always on the CUDA-core kernels, by slot or, past
-    /// MAX_SLOTS_BY_SLOT, by expert, with the shared experts in columns of their own; each slot's sums run in
-    /// the same order either way.
+    /// through cuBLAS. [`Sums::BatchInvariant`]: on tensor cores at every batch size where their tiles take
+    /// the layer (bf16); else on the CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert, with
+    /// the shared experts in columns of their own. Each slot's sums run in the same order whatever the batch.
     pub fn moe_experts(
         &self,
         x: &Tensor,
@@ -161,6 +162,11 @@ impl Kernels {
         let by_slot = b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT;
         let (y, fused) = match sums {
             Sums::BatchInvariant => {
+                if let Some(out) =
+                    self.invariant_on_tensor_cores(x, routed, shared, ids, weights)?
+                {
+                    return Ok(out);
+                }
                 let columns = if by_slot {
                     Columns::BySlot
                 } else {
@@ -185,6 +191,43 @@ impl Kernels {
             })
             .transpose()?;
         Ok((y, shared))
+    }
+
+    /// [`Sums::BatchInvariant`] on tensor cores, at every batch size, where the tiles take the layer: the
+    /// routed experts' grouped GEMMs (a slot's sums do not depend on the slots in its tile) and the shared
+    /// experts' linear tiles. None where they do not (f32, or sizes that are not multiples of 64).
+    fn invariant_on_tensor_cores(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        shared: Option<Mlp<'_>>,
+        ids: &Tensor,
+        weights: &Tensor,
+    ) -> Result<Option<(Tensor, Option<Tensor>)>> {
+        let h = x.dim(1)?;
+        let shared_fits = match shared {
+            Some(mlp) => LinearTiles::takes(mlp.inter()?),
+            None => true,
+        };
+        let fits = self.tiles.is_some()
+            && shared_fits
+            && LinearTiles::takes(h)
+            && GroupedExperts::supports(self.dtype, h, routed.inter()?, routed.experts()?);
+        if !fits {
+            return Ok(None);
+        }
+        let y = self.grouped.forward(x, routed, ids, weights)?;
+        let shared = shared
+            .map(|mlp| {
+                let (gate_up, down) = mlp.weights();
+                let act = self.swiglu(x, gate_up, Sums::BatchInvariant)?;
+                Ok::<_, EngineError>(
+                    self.linear(&act, down, Sums::BatchInvariant)?
+                        .to_dtype(DType::F32)?,
+                )
+            })
+            .transpose()?;
+        Ok(Some((y, shared)))
     }
 
     /// Many slots: grouped GEMMs on tensor cores where their tiles fit (int8 experts read as int8), else a
@@ -296,10 +339,16 @@ impl Kernels {
     /// The activation T(silu(x·gateᵀ)) · T(x·upᵀ) (B, I) of a dense SwiGLU MLP whose fused `gate_up` (2I, H)
     /// holds the gate rows then the up rows: the MoE kernel with the MLP as its shared expert and no routed
     /// ones, a row's activation summed as a routed expert's is; [`Sums::Fastest`] takes cuBLAS past a few rows
-    /// (int8 weights dequantized first, past more: [`Kernels::prefers_cublas`]).
+    /// (int8 weights dequantized first, past more: [`Kernels::prefers_cublas`]), [`Sums::BatchInvariant`] the
+    /// linear tiles where they take the layer.
     pub fn swiglu(&self, x: &Tensor, gate_up: Weight<'_>, sums: Sums) -> Result<Tensor> {
         let (b, h) = x.dims2()?;
         let inter = gate_up.dims()?.0 / 2;
+        if sums == Sums::BatchInvariant {
+            if let Some(gate_up) = self.linear_tiles(x, gate_up)? {
+                return self.silu_mul(&gate_up);
+            }
+        }
         if self.prefers_cublas(gate_up, b, sums) {
             let w = self.dense_weight(gate_up)?;
             return self.silu_mul(&x.matmul(&w.t()?)?);
