@@ -100,7 +100,8 @@ for step in "$@"; do
           python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
     together) for path in "" --batch-invariant; do /tmp/continuous_parity 64 $path; done 2>&1 |
                 tee "$OUT/continuous_parity.txt" ;;
-    steps) for run in "deepread" "deepread --batch-invariant" "deepread_b"; do echo "--- $run"; set -- $run
+    steps) for run in "deepread" "deepread --batch-invariant" "deepread_b"; do set -- $run
+             [ -x "/tmp/$1" ] || continue; echo "--- $run"
              /tmp/$1 bench --pages 1,16,32,64 --tokens 128 "${@:2}" 2>&1; done | tee "$OUT/steps.txt" ;;
     remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;
     remote1) remote_step 8 1 2>&1 | tee "$OUT/remote1.txt" ;;

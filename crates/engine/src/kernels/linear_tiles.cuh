@@ -42,12 +42,12 @@ __device__ __forceinline__ void load_pairs(const bf16* row, int c, int, Pairs16&
 __device__ __forceinline__ void load_pairs(const uint8_t* row, int c, int k, Pairs16& out) {
     Int8::Held held;
     Int8::fetch(row, c, k, held);
-    const float d = __half2float(held.d);
-    const int8_t* q = reinterpret_cast<const int8_t*>(&held.q);
+    float v[16];
+    Int8::unpack(held, v);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        const __nv_bfloat162 v = __floats2bfloat162_rn(d * (float)q[2 * i], d * (float)q[2 * i + 1]);
-        out.w[i] = *reinterpret_cast<const uint32_t*>(&v);
+        const __nv_bfloat162 pair = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+        out.w[i] = *reinterpret_cast<const uint32_t*>(&pair);
     }
 }
 

@@ -326,10 +326,13 @@ __device__ __forceinline__ void copy_stage_int8(uint32_t stage_base, const bf16*
 __device__ __forceinline__ void convert_stage(const uint8_t* q_stage, bf16* b_tile, float d) {
     const int row = int8_copy_row(), half = threadIdx.x & 1;
     const uint4 packed = *reinterpret_cast<const uint4*>(q_stage + threadIdx.x * 16);
-    const int8_t* q = reinterpret_cast<const int8_t*>(&packed);
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(&packed);
+    float q[16];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) int8x4_to_float(words[i], q + 4 * i);
     __nv_bfloat162 v[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) v[i] = __floats2bfloat162_rn(d * (float)q[2 * i], d * (float)q[2 * i + 1]);
+    for (int i = 0; i < 8; ++i) v[i] = __floats2bfloat162_rn(d * q[2 * i], d * q[2 * i + 1]);
     *reinterpret_cast<uint4*>(b_tile + stage_offset(row, 2 * half)) = *reinterpret_cast<const uint4*>(v);
     *reinterpret_cast<uint4*>(b_tile + stage_offset(row, 2 * half + 1)) = *reinterpret_cast<const uint4*>(v + 4);
 }
