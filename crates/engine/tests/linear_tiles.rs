@@ -11,6 +11,9 @@ use deepread_engine::kernels::{Kernels, Weight};
 use deepread_engine::lm::Sums;
 use deepread_engine::quant::Int8Matrix;
 
+#[path = "support/gap.rs"]
+mod gap;
+
 const K: usize = 1280;
 const N: usize = 200;
 const ROWS: usize = 70;
@@ -71,12 +74,7 @@ fn a_row_gets_the_same_sums_whatever_rows_run_beside_it() {
             .unwrap()
     };
     let want = rows_f32(&cpu(&x).matmul(&cpu(&w).t().unwrap()).unwrap());
-    let scale = want.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
-    let worst = together
-        .iter()
-        .flatten()
-        .zip(want.iter().flatten())
-        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    let (worst, scale) = gap::largest_gap(&together, &want);
     assert!(scale > 0.5, "the product is not trivially small: {scale}");
     assert!(
         worst / scale < 1e-2,

@@ -10,6 +10,9 @@ use deepread_engine::kernels::{Kernels, Mlp};
 use deepread_engine::lm::Sums;
 use deepread_engine::quant::Int8Matrix;
 
+#[path = "support/gap.rs"]
+mod gap;
+
 const EXPERTS: usize = 8;
 const TOP_K: usize = 4;
 const HIDDEN: usize = 192;
@@ -67,20 +70,8 @@ fn experts_in_f32(
             .unwrap()
     };
     let (x, gate_up, down) = (cpu(x), cpu(gate_up), cpu(down));
-    let ids = ids
-        .to_device(&Device::Cpu)
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<u32>()
-        .unwrap();
-    let w = w
-        .to_device(&Device::Cpu)
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f32>()
-        .unwrap();
+    let ids = host::<u32>(ids);
+    let w = host::<f32>(w);
     (0..ids.len())
         .map(|slot| {
             let e = ids[slot] as usize;
@@ -107,6 +98,11 @@ fn experts_in_f32(
             (y * w[slot] as f64).unwrap().to_vec1::<f32>().unwrap()
         })
         .collect()
+}
+
+/// A tensor's values, flattened, on the host.
+fn host<T: candle_core::WithDType>(t: &Tensor) -> Vec<T> {
+    t.flatten_all().unwrap().to_vec1::<T>().unwrap()
 }
 
 #[test]
@@ -151,12 +147,7 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
         );
 
         let want = experts_in_f32(&x, &gate_up_bf16, &down_bf16, &ids, &weights);
-        let scale = want.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
-        let worst = int8
-            .iter()
-            .flatten()
-            .zip(want.iter().flatten())
-            .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        let (worst, scale) = gap::largest_gap(&int8, &want);
         assert!(scale > 1e-2, "the experts give something: {scale}");
         assert!(
             worst / scale < 2e-2,

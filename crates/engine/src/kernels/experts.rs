@@ -7,8 +7,8 @@ use candle_core::{DType, Tensor};
 
 use super::buffers::address;
 use super::grouped_experts::GroupedExperts;
-use super::linear_tiles::LinearTiles;
 use super::launch::{grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS};
+use super::linear_tiles::LinearTiles;
 use super::mlp::Mlp;
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
