@@ -10,7 +10,8 @@
 #   reference  deepread bench --reference-path
 #   random     deepread bench on random weights drawn in the engine (no checkpoint)
 #   oracle     the transformers oracle's bench, with its memory peaks
-#   profile    per-kernel times of a decode (ncu)
+#   profile    per-kernel times of a decode (ncu; PROFILE_PAGES pages, default 1; PROFILE_ARGS more bench arguments,
+#              e.g. --batch-invariant or --weights int8)
 #   kernels    ncu's full report of one launch of each batch-1 decode kernel that takes the most time: speed of
 #              light, occupancy, where its warps stall (KERNELS="name:skip ..." picks others). Not route_experts:
 #              the prompt's chunks launch it first, so a skip lands on a decode launch only by counting them
@@ -73,6 +74,8 @@ remote_step() {
 }
 for step in "$@"; do
   echo "=== $step $(date +%T)"
+  # The weights step's checkpoint where there is one, else random weights drawn in the engine.
+  model=$([ -d /tmp/w/model ] && echo "--model /tmp/w/model")
   case $step in
     test) for t in ${TESTS:-fused_decode flash_attention vision_kernels moe_kernels linear_tiles}; do /tmp/$t --test-threads=1; done 2>&1 | tee "$OUT/test.txt" ;;
     weights) [ -d /tmp/w/model ] || python3 write_weights.py /tmp/w/model 2>&1 | tail -2 ;;
@@ -110,7 +113,7 @@ for step in "$@"; do
           /tmp/int8_agreement remote/tokenizer.json int8/*.md 2>&1 | tee "$OUT/int8_agreement.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \
-               /tmp/deepread bench --model /tmp/w/model --pages "${PROFILE_PAGES:-1}" --tokens 4 2>&1 | tail -5
+               /tmp/deepread bench $model --pages "${PROFILE_PAGES:-1}" --tokens 4 ${PROFILE_ARGS:-} 2>&1 | tail -5
              python3 ncu_summary.py "$OUT/ncu.csv" | tee "$OUT/ncu_summary.txt" ;;
     kernels) for ks in ${KERNELS:-attention_decode:20 moe_gate_up_by_slot:15 moe_down_by_slot:14 linear_rows:29}; do
                DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --set full --import-source yes --launch-count 1 \

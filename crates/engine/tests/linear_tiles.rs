@@ -1,7 +1,7 @@
 //! The decode step's batch-invariant linear layers on tensor cores (linear_tiles.cuh), on the GPU in bf16: each
-//! row's output is the same, bit for bit, whatever rows are multiplied beside it; it stays within bf16
-//! rounding of the product written out in f32 on the CPU; and over int8 rows it equals the same kernel over
-//! the weights dequantized. Shapes with a partial tile of rows, a second block of 64 rows, and weight rows
+//! row's output is the same, bit for bit, whatever rows are multiplied beside it, and whether its input norm
+//! runs inside the tiles or before them; it stays within bf16 rounding of the product written out in f32 on
+//! the CPU; and over int8 rows it equals the same kernel over the weights dequantized. Shapes with a partial tile of rows, a second block of 64 rows, and weight rows
 //! that do not fill the last block.
 #![cfg(feature = "cuda")]
 
@@ -79,6 +79,37 @@ fn a_row_gets_the_same_sums_whatever_rows_run_beside_it() {
     assert!(
         worst / scale < 1e-2,
         "{worst} off an f32 product whose largest value is {scale}"
+    );
+}
+
+/// With the input norm: one or two rows are normalised inside the tiles' blocks, more by the norm's own launch
+/// first; a row gets the same sums either way.
+#[test]
+fn a_normed_row_gets_the_same_sums_normalised_in_the_tiles_or_before_them() {
+    let device = gpu();
+    let kernels = kernels(&device);
+    let x = random_bf16((ROWS, K), 1.0, &device);
+    let w = random_bf16((N, K), 0.05, &device);
+    let norm = (random_bf16((1, K), 0.5, &device).squeeze(0).unwrap() + 1.0).unwrap();
+    let norm_linear = |x: &Tensor| {
+        let out = kernels.norm_linear(x, &norm, 1e-6, Weight::Dense(&w), Sums::BatchInvariant);
+        rows_f32(&out.unwrap())
+    };
+    let together = norm_linear(&x);
+    for (first, len) in [(0, 1), (41, 1), (68, 2)] {
+        let alone = norm_linear(&x.narrow(0, first, len).unwrap());
+        for (i, row) in alone.iter().enumerate() {
+            assert_eq!(
+                row,
+                &together[first + i],
+                "row {} normed in the tiles",
+                first + i
+            );
+        }
+    }
+    assert!(
+        together.iter().flatten().any(|v| v.abs() > 0.1),
+        "the product is not all zeros"
     );
 }
 

@@ -339,10 +339,12 @@ INSTANTIATE_INT8(bf16, bf16)
 
 // The linear layers on tensor cores (linear_tiles.cuh), bf16 activations only: mma takes bf16.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    linear_tiles_bf16(const bf16* x, const bf16* w, bf16* out, int rows, int n, int k) {
-    linear_tiles<Dense<bf16>>(x, w, out, rows, n, k);
+    linear_tiles_bf16(const bf16* x, const bf16* norm_w, float eps, const bf16* w, bf16* out, int rows, int n,
+                      int k) {
+    linear_tiles<Dense<bf16>>(x, norm_w, eps, w, out, rows, n, k);
 }
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    linear_tiles_int8_bf16(const bf16* x, Int8::Row w, bf16* out, int rows, int n, int k) {
-    linear_tiles<Int8>(x, w, out, rows, n, k);
+    linear_tiles_int8_bf16(const bf16* x, const bf16* norm_w, float eps, Int8::Row w, bf16* out, int rows, int n,
+                           int k) {
+    linear_tiles<Int8>(x, norm_w, eps, w, out, rows, n, k);
 }

@@ -345,7 +345,7 @@ impl Kernels {
         let (b, h) = x.dims2()?;
         let inter = gate_up.dims()?.0 / 2;
         if sums == Sums::BatchInvariant {
-            if let Some(gate_up) = self.linear_tiles(x, gate_up)? {
+            if let Some(gate_up) = self.linear_tiles(x, None, gate_up)? {
                 return self.silu_mul(&gate_up);
             }
         }

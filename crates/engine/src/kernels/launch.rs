@@ -345,7 +345,7 @@ impl Kernels {
     /// B.
     pub fn linear(&self, x: &Tensor, layer: Weight<'_>, sums: Sums) -> Result<Tensor> {
         if sums == Sums::BatchInvariant {
-            if let Some(out) = self.linear_tiles(x, layer)? {
+            if let Some(out) = self.linear_tiles(x, None, layer)? {
                 return Ok(out);
             }
         }
@@ -374,8 +374,9 @@ impl Kernels {
         }
     }
 
-    /// `layer` on RMSNorm(`x`) with `norm_weight`, `eps`: one kernel for the few rows of a decode step, the
-    /// norm's own launch first for more, or before the tensor-core tiles (the same values either way).
+    /// `layer` on RMSNorm(`x`) with `norm_weight`, `eps`: one kernel for the few rows of a decode step (the row
+    /// kernel, or the tensor-core tiles for [`Sums::BatchInvariant`] where they take the layer), the norm's own
+    /// launch first for more (the same values either way).
     pub fn norm_linear(
         &self,
         x: &Tensor,
@@ -384,9 +385,13 @@ impl Kernels {
         layer: Weight<'_>,
         sums: Sums,
     ) -> Result<Tensor> {
-        let tiles =
-            sums == Sums::BatchInvariant && self.tiles.is_some() && LinearTiles::takes(x.dim(1)?);
-        if tiles || x.dim(0)? > ROW_KERNEL_MAX_ROWS {
+        let few = x.dim(0)? <= ROW_KERNEL_MAX_ROWS;
+        if sums == Sums::BatchInvariant && few {
+            if let Some(out) = self.linear_tiles(x, Some((norm_weight, eps)), layer)? {
+                return Ok(out);
+            }
+        }
+        if !few {
             let normed = self.rms_norm(x, norm_weight, eps)?;
             return self.linear(&normed, layer, sums);
         }

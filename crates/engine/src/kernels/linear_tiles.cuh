@@ -18,6 +18,7 @@
 
 #include "common.cuh"
 #include "mma.cuh"
+#include "norm.cuh"
 #include "weights.cuh"
 
 #define TILE_PAGES 64                          // rows of x a block takes (8 mma tiles)
@@ -51,9 +52,21 @@ __device__ __forceinline__ void load_pairs(const uint8_t* row, int c, int k, Pai
     }
 }
 
+// 16 floats of a row normed into shared memory (bf16 values, as the norm rounds them) as 8 bf16 pairs.
+__device__ __forceinline__ void load_pairs(const float* row, int c, int, Pairs16& out) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(row + c + 4 * i);
+        const __nv_bfloat162 a = __floats2bfloat162_rn(v.x, v.y), b = __floats2bfloat162_rn(v.z, v.w);
+        out.w[2 * i] = *reinterpret_cast<const uint32_t*>(&a);
+        out.w[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&b);
+    }
+}
+
 // acc[nt] += the K block at c of this lane's weight rows (lo: row g, hi: row g + 8) times x's rows of tile nt
 // (x_rows[nt] points at the lane's row g of it).
-__device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16& hi, const bf16* const x_rows[8],
+template <typename X>
+__device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16& hi, const X* const x_rows[8],
                                                int tiles, int c, float acc[8][4]) {
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -69,29 +82,45 @@ __device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16&
     }
 }
 
-// Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS, no dynamic shared memory.
-// K a multiple of TILE_K.
-template <typename W>
-__device__ void linear_tiles(const bf16* x, typename W::Row w, bf16* out, int rows, int n, int k) {
-    __shared__ float partial[TILE_GROUPS][TILE_QUARTERS - 1][8][4][32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int group = warp / TILE_QUARTERS, quarter = warp % TILE_QUARTERS;
-    const int g = lane >> 2, t = lane & 3;
-    const int row0 = (blockIdx.x * TILE_GROUPS + group) * 16;
-    const int page0 = blockIdx.y * TILE_PAGES;
-    const int pages = min(TILE_PAGES, rows - page0);
-    const int tiles = (pages + 7) / 8;
+// The quarters' partial sums a block hands to its first quarter.
+typedef float QuarterSums[TILE_GROUPS][TILE_QUARTERS - 1][8][4][32];
 
-    // Rows past N read row N - 1, pages past B the block's first: their results are dropped.
-    const typename W::Row lo_row = W::row(w, min(row0 + g, n - 1), k);
-    const typename W::Row hi_row = W::row(w, min(row0 + g + 8, n - 1), k);
-    const bf16* x_rows[8];
+// Where a block's warp works: its 16 weight rows, its quarter of the K blocks, the block's rows of x.
+struct TilePlace {
+    int group, quarter, g, t;
+    int row0;   // the warp's first weight row
+    int page0;  // the block's first row of x
+    int pages;  // and how many
+};
+
+__device__ __forceinline__ TilePlace tile_place(int rows) {
+    TilePlace p;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    p.group = warp / TILE_QUARTERS;
+    p.quarter = warp % TILE_QUARTERS;
+    p.g = lane >> 2;
+    p.t = lane & 3;
+    p.row0 = (blockIdx.x * TILE_GROUPS + p.group) * 16;
+    p.page0 = blockIdx.y * TILE_PAGES;
+    p.pages = min(TILE_PAGES, rows - p.page0);
+    return p;
+}
+
+// The warp's K loop from its first block (weights lo / hi, already requested) over x's rows as X (bf16 rows
+// of x, or floats normed into shared memory: x then holds the block's rows from its first), then the quarters'
+// sums added in warp order by the first quarter, which stores them.
+template <typename W, typename X>
+__device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
+                                   Pairs16 lo, Pairs16 hi, QuarterSums& partial, bf16* out, int n, int k) {
+    const int lane = threadIdx.x & 31;
+    const int tiles = (p.pages + 7) / 8;
+    // Rows of x past the block's read its first: their results are dropped.
+    const X* x_rows[8];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-        const int page = nt * 8 + g;
-        x_rows[nt] = x + (size_t)(page0 + (page < pages ? page : 0)) * k;
+        const int page = nt * 8 + p.g;
+        x_rows[nt] = x + (size_t)(page < p.pages ? page : 0) * k;
     }
-
     float acc[8][4];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
@@ -100,13 +129,7 @@ __device__ void linear_tiles(const bf16* x, typename W::Row w, bf16* out, int ro
 
     // The next block's weights are requested before this one is multiplied.
     const int step = TILE_K * TILE_QUARTERS;
-    int c = quarter * TILE_K + 16 * t;
-    Pairs16 lo, hi;
-    if (c < k) {
-        load_pairs(lo_row, c, k, lo);
-        load_pairs(hi_row, c, k, hi);
-    }
-    for (; c < k; c += step) {
+    for (int c = p.quarter * TILE_K + 16 * p.t; c < k; c += step) {
         Pairs16 next_lo, next_hi;
         const bool more = c + step < k;
         if (more) {
@@ -120,14 +143,13 @@ __device__ void linear_tiles(const bf16* x, typename W::Row w, bf16* out, int ro
         }
     }
 
-    // The quarters' sums, added in warp order by the first quarter.
-    if (quarter > 0)
+    if (p.quarter > 0)
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-            for (int q = 0; q < 4; ++q) partial[group][quarter - 1][nt][q][lane] = acc[nt][q];
+            for (int q = 0; q < 4; ++q) partial[p.group][p.quarter - 1][nt][q][lane] = acc[nt][q];
     __syncthreads();
-    if (quarter > 0) return;
+    if (p.quarter > 0) return;
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
         if (nt >= tiles) break;
@@ -135,11 +157,41 @@ __device__ void linear_tiles(const bf16* x, typename W::Row w, bf16* out, int ro
         for (int q = 0; q < 4; ++q) {
             float sum = acc[nt][q];
 #pragma unroll
-            for (int p = 0; p < TILE_QUARTERS - 1; ++p) sum += partial[group][p][nt][q][lane];
-            // d[q]: weight row g (q < 2) or g + 8, page 2t + q % 2 of the tile.
-            const int r = row0 + g + (q >> 1) * 8;
-            const int page = nt * 8 + 2 * t + (q & 1);
-            if (r < n && page < pages) out[(size_t)(page0 + page) * n + r] = __float2bfloat16(sum);
+            for (int i = 0; i < TILE_QUARTERS - 1; ++i) sum += partial[p.group][i][nt][q][lane];
+            // d[q]: weight row g (q < 2) or g + 8, row 2t + q % 2 of the tile.
+            const int r = p.row0 + p.g + (q >> 1) * 8;
+            const int page = nt * 8 + 2 * p.t + (q & 1);
+            if (r < n && page < p.pages) out[(size_t)(p.page0 + page) * n + r] = __float2bfloat16(sum);
         }
     }
+}
+
+// Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS. K a multiple of TILE_K. With
+// `norm_w`, x is first RMSNorm-ed (each block normalises its rows itself into dynamic shared memory, a float
+// per value, while its first weights are on their way), which saves the norm its own launch; the normed values
+// are those of the rms_norm kernel, so the sums are the same either way.
+template <typename W>
+__device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typename W::Row w, bf16* out, int rows,
+                             int n, int k) {
+    extern __shared__ float normed[];
+    __shared__ QuarterSums partial;
+    const TilePlace p = tile_place(rows);
+    // Weight rows past N read row N - 1: their results are dropped.
+    const typename W::Row lo_row = W::row(w, min(p.row0 + p.g, n - 1), k);
+    const typename W::Row hi_row = W::row(w, min(p.row0 + p.g + 8, n - 1), k);
+    Pairs16 lo, hi;
+    const int c = p.quarter * TILE_K + 16 * p.t;
+    if (c < k) {
+        load_pairs(lo_row, c, k, lo);
+        load_pairs(hi_row, c, k, hi);
+    }
+    if (!norm_w) {
+        multiply_and_store<W>(p, x + (size_t)p.page0 * k, lo_row, hi_row, lo, hi, partial, out, n, k);
+        return;
+    }
+    const bf16* block_x = x + (size_t)p.page0 * k;
+    for (int b = 0; b < p.pages; ++b)
+        normed_row(block_x, (const bf16*)nullptr, norm_w, (bf16*)nullptr, (bf16*)nullptr, normed + (size_t)b * k, b,
+                   k, eps);
+    multiply_and_store<W>(p, (const float*)normed, lo_row, hi_row, lo, hi, partial, out, n, k);
 }

@@ -20,6 +20,9 @@ const THREADS: u32 = 256;
 const K_BLOCK: usize = 64;
 /// The most blocks a launch has along y.
 const MAX_GRID_Y: usize = 65_535;
+/// Dynamic shared memory for rows normed by each block: what the 48 KB a block may take without opting in
+/// leaves beside the quarters' sums (24 KB) and the norm's.
+const NORMED_BYTES: usize = 20 * 1024;
 
 /// The two builds of the kernel: over bf16 weights and over int8 rows.
 pub struct LinearTiles {
@@ -52,8 +55,14 @@ impl LinearTiles {
 
 impl Kernels {
     /// `layer` (bias-free) on `x` (B, K) bf16 on tensor cores, each output summed in one order whatever B;
+    /// with `norm` (weight, eps), on RMSNorm(x), normalised by each block where its rows fit in shared memory.
     /// None where the tiles do not take it (not bf16, or K not a multiple of 64).
-    pub(super) fn linear_tiles(&self, x: &Tensor, layer: Weight<'_>) -> Result<Option<Tensor>> {
+    pub(super) fn linear_tiles(
+        &self,
+        x: &Tensor,
+        norm: Option<(&Tensor, f64)>,
+        layer: Weight<'_>,
+    ) -> Result<Option<Tensor>> {
         let Some(tiles) = &self.tiles else {
             return Ok(None);
         };
@@ -61,6 +70,12 @@ impl Kernels {
         let (n, weight_k) = layer.dims()?;
         if !LinearTiles::takes(k) {
             return Ok(None);
+        }
+        let normed_bytes = norm.map_or(0, |_| b * k * std::mem::size_of::<f32>());
+        if let Some((weight, eps)) = norm.filter(|_| normed_bytes > NORMED_BYTES) {
+            // Rows too long to normalise in a block: the norm's own launch, the same values.
+            let normed = self.rms_norm(x, weight, eps)?;
+            return self.linear_tiles(&normed, None, layer);
         }
         if weight_k != k || b.div_ceil(PAGES) > MAX_GRID_Y {
             return Err(EngineError::Input(format!(
@@ -73,17 +88,21 @@ impl Kernels {
         };
         let out = self.empty((b, n), DType::BF16)?;
         let (x_p, w_p, out_p) = (address(x)?, layer.address()?, address(&out)?);
+        let norm_p = norm.map(|(w, _)| address(w)).transpose()?.unwrap_or(0);
+        let eps = norm.map_or(0.0, |(_, eps)| eps as f32);
         let (b_i, n_i, k_i) = (b as i32, n as i32, k as i32);
         let mut launch = self.stream.launch_builder(kernel);
         launch
             .arg(&x_p)
+            .arg(&norm_p)
+            .arg(&eps)
             .arg(&w_p)
             .arg(&out_p)
             .arg(&b_i)
             .arg(&n_i)
             .arg(&k_i);
         let blocks = grid(n.div_ceil(WEIGHT_ROWS) as u32, b.div_ceil(PAGES) as u32, 1);
-        self.run(launch, blocks, THREADS, 0)?;
+        self.run(launch, blocks, THREADS, normed_bytes as u32)?;
         Ok(Some(out))
     }
 }
