@@ -39,6 +39,29 @@ fn rows_f32(t: &Tensor) -> Vec<Vec<f32>> {
     t.to_dtype(DType::F32).unwrap().to_vec2::<f32>().unwrap()
 }
 
+/// `product` of all ROWS rows of `x`, after asserting that each stretch (first row, rows) of them gets, row for
+/// row, what it gets among all.
+fn alike_alone_and_together(
+    product: impl Fn(&Tensor) -> Vec<Vec<f32>>,
+    x: &Tensor,
+    stretches: &[(usize, usize)],
+) -> Vec<Vec<f32>> {
+    let together = product(x);
+    assert_eq!(together.len(), ROWS);
+    for &(first, len) in stretches {
+        let alone = product(&x.narrow(0, first, len).unwrap());
+        for (i, row) in alone.iter().enumerate() {
+            assert_eq!(
+                row,
+                &together[first + i],
+                "row {} among {len} differs from it among {ROWS}",
+                first + i
+            );
+        }
+    }
+    together
+}
+
 #[test]
 fn a_row_gets_the_same_sums_whatever_rows_run_beside_it() {
     let device = gpu();
@@ -52,27 +75,11 @@ fn a_row_gets_the_same_sums_whatever_rows_run_beside_it() {
                 .unwrap(),
         )
     };
-    let together = linear(&x);
-    assert_eq!(together.len(), ROWS);
-    for (first, len) in [(0, 1), (9, 1), (69, 1), (0, 8), (3, 20), (60, 10)] {
-        let alone = linear(&x.narrow(0, first, len).unwrap());
-        for (i, row) in alone.iter().enumerate() {
-            assert_eq!(
-                row,
-                &together[first + i],
-                "row {} read among {len} differs from it among {ROWS}",
-                first + i
-            );
-        }
-    }
+    let stretches = [(0, 1), (9, 1), (69, 1), (0, 8), (3, 20), (60, 10)];
+    let together = alike_alone_and_together(linear, &x, &stretches);
 
     // Within bf16 rounding of the product in f32.
-    let cpu = |t: &Tensor| {
-        t.to_device(&Device::Cpu)
-            .unwrap()
-            .to_dtype(DType::F32)
-            .unwrap()
-    };
+    let cpu = gap::f32_on_cpu;
     let want = rows_f32(&cpu(&x).matmul(&cpu(&w).t().unwrap()).unwrap());
     let (worst, scale) = gap::largest_gap(&together, &want);
     assert!(scale > 0.5, "the product is not trivially small: {scale}");
@@ -95,18 +102,8 @@ fn a_normed_row_gets_the_same_sums_normalised_in_the_tiles_or_before_them() {
         let out = kernels.norm_linear(x, &norm, 1e-6, Weight::Dense(&w), Sums::BatchInvariant);
         rows_f32(&out.unwrap())
     };
-    let together = norm_linear(&x);
-    for (first, len) in [(0, 1), (41, 1), (68, 2)] {
-        let alone = norm_linear(&x.narrow(0, first, len).unwrap());
-        for (i, row) in alone.iter().enumerate() {
-            assert_eq!(
-                row,
-                &together[first + i],
-                "row {} normed in the tiles",
-                first + i
-            );
-        }
-    }
+    // One or two rows are normed in the tiles, all of them by the norm's own launch.
+    let together = alike_alone_and_together(norm_linear, &x, &[(0, 1), (41, 1), (68, 2)]);
     assert!(
         together.iter().flatten().any(|v| v.abs() > 0.1),
         "the product is not all zeros"

@@ -63,12 +63,7 @@ fn experts_in_f32(
     ids: &Tensor,
     w: &Tensor,
 ) -> Vec<Vec<f32>> {
-    let cpu = |t: &Tensor| {
-        t.to_device(&Device::Cpu)
-            .unwrap()
-            .to_dtype(DType::F32)
-            .unwrap()
-    };
+    let cpu = gap::f32_on_cpu;
     let (x, gate_up, down) = (cpu(x), cpu(gate_up), cpu(down));
     let ids = host::<u32>(ids);
     let w = host::<f32>(w);

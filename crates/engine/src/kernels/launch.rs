@@ -46,7 +46,7 @@ pub(super) const ROW_KERNEL_MAX_ROWS: usize = 2;
 /// Rows of x one block of `linear_rows` takes (decode.cu's LINEAR_MAX_ROWS).
 const LINEAR_MAX_ROWS: usize = 16;
 /// The most blocks a launch has along y.
-const MAX_GRID_Y: u32 = 65_535;
+pub(super) const MAX_GRID_Y: u32 = 65_535;
 /// Blocks sharing one row's greedy pick, and the most rows one pick takes.
 const PICK_BLOCKS: u32 = 128;
 const MAX_PICK_ROWS: usize = 256;
@@ -416,6 +416,31 @@ impl Kernels {
                 "a decode step's linear layer of {n}×{weight_k} on rows of {k} does not fit the row kernel"
             )));
         }
+        let chunks = b.div_ceil(LINEAR_MAX_ROWS) as u32;
+        let normed = if norm.is_some() {
+            (b.min(LINEAR_MAX_ROWS) * k * std::mem::size_of::<f32>()) as u32
+        } else {
+            0
+        };
+        let blocks = grid(chunks, blocks, 1);
+        self.launch_linear(kernel, x, norm, layer, blocks, MOE_WARPS * 32, normed)
+    }
+
+    /// One launch of a linear kernel taking (x, norm_w, eps, w, out, rows, n, k), `linear_rows` or
+    /// `linear_tiles`: out (B, N) in the activations' dtype from `x` (B, K), RMSNorm-ed first with `norm`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn launch_linear(
+        &self,
+        kernel: &CudaFunction,
+        x: &Tensor,
+        norm: Option<(&Tensor, f64)>,
+        layer: Weight<'_>,
+        blocks: (u32, u32, u32),
+        threads: u32,
+        shared_bytes: u32,
+    ) -> Result<Tensor> {
+        let (b, k) = x.dims2()?;
+        let n = layer.dims()?.0;
         let out = self.empty((b, n), self.dtype)?;
         let (x_p, w_p, out_p) = (address(x)?, layer.address()?, address(&out)?);
         let norm_p = norm.map(|(w, _)| address(w)).transpose()?.unwrap_or(0);
@@ -431,13 +456,7 @@ impl Kernels {
             .arg(&b_i)
             .arg(&n_i)
             .arg(&k_i);
-        let chunks = b.div_ceil(LINEAR_MAX_ROWS) as u32;
-        let normed = if norm.is_some() {
-            (b.min(LINEAR_MAX_ROWS) * k * std::mem::size_of::<f32>()) as u32
-        } else {
-            0
-        };
-        self.run(launch, grid(chunks, blocks, 1), MOE_WARPS * 32, normed)?;
+        self.run(launch, blocks, threads, shared_bytes)?;
         Ok(out)
     }
 

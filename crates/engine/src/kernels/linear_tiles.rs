@@ -5,12 +5,11 @@
 //!
 //! [`Sums::BatchInvariant`]: crate::lm::Sums::BatchInvariant
 
-use candle_core::cuda_backend::cudarc::driver::{CudaFunction, PushKernelArg};
+use candle_core::cuda_backend::cudarc::driver::CudaFunction;
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
-use super::buffers::address;
-use super::launch::{grid, Kernels, Weight, PTX};
+use super::launch::{grid, Kernels, Weight, MAX_GRID_Y, PTX};
 use crate::error::{EngineError, Result};
 
 /// linear_tiles.cuh's block: weight rows (TILE_GROUPS · 16), rows of x (TILE_PAGES), threads, K granule.
@@ -18,8 +17,6 @@ const WEIGHT_ROWS: usize = 32;
 const PAGES: usize = 64;
 const THREADS: u32 = 256;
 const K_BLOCK: usize = 64;
-/// The most blocks a launch has along y.
-const MAX_GRID_Y: usize = 65_535;
 /// Dynamic shared memory for rows normed by each block: what the 48 KB a block may take without opting in
 /// leaves beside the quarters' sums (24 KB) and the norm's.
 const NORMED_BYTES: usize = 20 * 1024;
@@ -77,7 +74,7 @@ impl Kernels {
             let normed = self.rms_norm(x, weight, eps)?;
             return self.linear_tiles(&normed, None, layer);
         }
-        if weight_k != k || b.div_ceil(PAGES) > MAX_GRID_Y {
+        if weight_k != k || b.div_ceil(PAGES) > MAX_GRID_Y as usize {
             return Err(EngineError::Input(format!(
                 "a decode step's linear layer of {n}×{weight_k} on {b} rows of {k} does not fit the tiles"
             )));
@@ -86,23 +83,9 @@ impl Kernels {
             Weight::Dense(_) => &tiles.dense,
             Weight::Int8(_) => &tiles.int8,
         };
-        let out = self.empty((b, n), DType::BF16)?;
-        let (x_p, w_p, out_p) = (address(x)?, layer.address()?, address(&out)?);
-        let norm_p = norm.map(|(w, _)| address(w)).transpose()?.unwrap_or(0);
-        let eps = norm.map_or(0.0, |(_, eps)| eps as f32);
-        let (b_i, n_i, k_i) = (b as i32, n as i32, k as i32);
-        let mut launch = self.stream.launch_builder(kernel);
-        launch
-            .arg(&x_p)
-            .arg(&norm_p)
-            .arg(&eps)
-            .arg(&w_p)
-            .arg(&out_p)
-            .arg(&b_i)
-            .arg(&n_i)
-            .arg(&k_i);
         let blocks = grid(n.div_ceil(WEIGHT_ROWS) as u32, b.div_ceil(PAGES) as u32, 1);
-        self.run(launch, blocks, THREADS, normed_bytes as u32)?;
+        let out =
+            self.launch_linear(kernel, x, norm, layer, blocks, THREADS, normed_bytes as u32)?;
         Ok(Some(out))
     }
 }

@@ -8,12 +8,10 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Device, Tensor};
 
 use super::buffers::{address, empty};
-use super::launch::{dtype_suffix, PTX};
+use super::launch::{dtype_suffix, MAX_GRID_Y, PTX};
 use crate::error::{EngineError, Result};
 
 const THREADS: u32 = 256;
-/// silu_mul puts rows on the grid's y axis.
-const MAX_GRID_Y: usize = 65_535;
 
 /// RMSNorm over the last dim of a contiguous `x`, in the reference's order (normalise in f32, round, scale).
 pub fn rms_norm(x: &Tensor, weight: &Tensor, eps: f64) -> Result<Option<Tensor>> {
@@ -66,7 +64,8 @@ pub fn silu_mul(gate_up: &Tensor) -> Result<Option<Tensor>> {
     let inter = *last / 2;
     *last = inter;
     let rows = gate_up.elem_count() / (2 * inter);
-    if rows > MAX_GRID_Y {
+    // silu_mul puts rows on the grid's y axis.
+    if rows > MAX_GRID_Y as usize {
         return Ok(None);
     }
     let out = empty(&dev, dims, gate_up.dtype())?;

@@ -1,5 +1,15 @@
 //! How far a kernel's output is from the same arithmetic written out in f32.
 
+use candle_core::{DType, Device, Tensor};
+
+/// `t` in f32 on the CPU: the reference arithmetic's input.
+pub fn f32_on_cpu(t: &Tensor) -> Tensor {
+    t.to_device(&Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::F32)
+        .unwrap()
+}
+
 /// The largest |got − want| over two tables of one shape, and the largest |want| (the scale it is read
 /// against).
 pub fn largest_gap(got: &[Vec<f32>], want: &[Vec<f32>]) -> (f32, f32) {
