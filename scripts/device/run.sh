@@ -25,7 +25,7 @@
 #   together   continuous batching against reading alone, 64 pages at full size (continuous_parity), on the fused
 #              path and on the batch-invariant one
 #   steps      the decode step at 1, 16, 32 and 64 pages (random weights): .gpu/deepread.xz on the fused path and
-#              on the batch-invariant one, then .gpu/deepread_b.xz
+#              on the batch-invariant one, then .gpu/deepread_b.xz on both
 #   remote     32 pages read in process, then through `deepread serve` by `convert --engine remote`, 32 in flight:
 #              the Markdown compared, the reading times side by side (needs the weights step)
 #   remote1    the same for 8 pages read one at a time, where no page has another beside it in the batch
@@ -103,7 +103,7 @@ for step in "$@"; do
           python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
     together) for path in "" --batch-invariant; do /tmp/continuous_parity 64 $path; done 2>&1 |
                 tee "$OUT/continuous_parity.txt" ;;
-    steps) for run in "deepread" "deepread --batch-invariant" "deepread_b"; do set -- $run
+    steps) for run in "deepread" "deepread --batch-invariant" "deepread_b" "deepread_b --batch-invariant"; do set -- $run
              [ -x "/tmp/$1" ] || continue; echo "--- $run"
              /tmp/$1 bench --pages 1,16,32,64 --tokens 128 "${@:2}" 2>&1; done | tee "$OUT/steps.txt" ;;
     remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;

@@ -150,3 +150,53 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
         );
     }
 }
+
+/// A step of a few tokens runs the narrow tiles (16 slots × 64 columns, a deeper pipeline), a prompt the wide
+/// ones; `Sums::BatchInvariant` needs a slot to get the same sums from either. Tokens 40.. read on their own, 5
+/// then 16 of them (up to several narrow row tiles for an expert), against the same tokens among 700.
+#[test]
+fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
+    let device = gpu();
+    let kernels = Kernels::new(&device, DType::BF16)
+        .unwrap()
+        .expect("bf16 kernels on CUDA");
+    let stack = |rows, cols| {
+        (Tensor::randn(0f32, 1.0, (EXPERTS, rows, cols), &device).unwrap() * 0.05)
+            .unwrap()
+            .to_dtype(DType::BF16)
+            .unwrap()
+    };
+    let (gate_up, down) = (stack(2 * INTER, HIDDEN), stack(HIDDEN, INTER));
+    let mlp = Mlp::Dense {
+        gate_up: &gate_up,
+        down: &down,
+    };
+    let run = |x: &Tensor, ids: &Tensor, weights: &Tensor| {
+        let (y, _) = kernels
+            .moe_experts(x, mlp, None, ids, weights, Sums::BatchInvariant)
+            .unwrap();
+        y.to_vec2::<f32>().unwrap()
+    };
+    let tokens = 700;
+    let x = Tensor::randn(0f32, 1.0, (tokens, HIDDEN), &device)
+        .unwrap()
+        .to_dtype(DType::BF16)
+        .unwrap();
+    let (ids, weights) = routing(tokens, &device);
+    let among_all = run(&x, &ids, &weights);
+    let first = 40;
+    for few in [5, 16] {
+        let part = |t: &Tensor| t.narrow(0, first, few).unwrap().contiguous().unwrap();
+        let alone = run(&part(&x), &part(&ids), &part(&weights));
+        assert_eq!(alone.len(), few * TOP_K);
+        let scale = alone.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
+        assert!(scale > 1e-2, "the experts give something: {scale}");
+        let differ = (0..few * TOP_K)
+            .filter(|&s| alone[s] != among_all[first * TOP_K + s])
+            .count();
+        assert_eq!(
+            differ, 0,
+            "{few} tokens: slots whose sums differ from the same slots among {tokens} tokens"
+        );
+    }
+}

@@ -1,7 +1,9 @@
 //! The routed experts of a prompt, or of a step past 256 slots, as grouped GEMMs on tensor cores
 //! (moe_prefill.cu): the slots are grouped by expert on the GPU (`moe_plan`), then each expert's slots are
-//! multiplied by its weights in tiles of 128 slots. bf16 activations, weights in bf16 or int8 rows (read as
-//! int8, multiplied in bf16), hidden and expert sizes multiples of 64; elsewhere the row-per-warp kernels run.
+//! multiplied by its weights in tiles of 128 slots, or of 16 where experts have a few (the same sums either
+//! way, so a slot's output does not depend on which tile served it). bf16 activations, weights in bf16 or int8
+//! rows (read as int8, multiplied in bf16), hidden and expert sizes multiples of 64; elsewhere the
+//! row-per-warp kernels run.
 
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use candle_core::cuda_backend::CudaDevice;
@@ -13,26 +15,50 @@ use crate::error::{EngineError, Result};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/moe_prefill.ptx"));
 
-/// moe_prefill.cu's tile shape: slots per row tile (MOE_BM), gate/up columns per block (64 of each), down
-/// columns per block (MOE_BN), threads (MOE_THREADS), planner threads and most experts (MOE_PLAN_THREADS,
-/// MOE_MAX_EXPERTS).
-const SLOTS_PER_TILE: usize = 128;
-const GATE_UP_COLUMNS: usize = 64;
-const DOWN_COLUMNS: usize = 128;
-const THREADS: u32 = 256;
+/// A tile shape of moe_prefill.cu (its `TileShape`s): slots per row tile (BM), gate/up's act columns per block
+/// (BN / 2), down's output columns per block (BN), threads. Both shapes give the same sums, bit for bit.
+struct Tile {
+    slots: usize,
+    gate_up_columns: usize,
+    down_columns: usize,
+    threads: u32,
+}
+
+/// `Wide`: an expert's weights read once per 128 slots, for prompts.
+const WIDE: Tile = Tile {
+    slots: 128,
+    gate_up_columns: 64,
+    down_columns: 128,
+    threads: 256,
+};
+
+/// `Narrow`: 16-slot tiles and narrower blocks, for a few slots an expert (decode steps).
+const NARROW: Tile = Tile {
+    slots: 16,
+    gate_up_columns: 32,
+    down_columns: 64,
+    threads: 64,
+};
+
+/// Up to this many slots an expert on average, `NARROW` tiles: past it they would read the weights of the
+/// busiest experts several times.
+const NARROW_SLOTS_PER_EXPERT: usize = 8;
+/// moe_plan's threads and most experts (MOE_PLAN_THREADS, MOE_MAX_EXPERTS).
 const PLAN_THREADS: u32 = 1024;
 const MAX_EXPERTS: usize = 1024;
 
-/// One kind of weights' pair of kernels.
+/// One kind of weights' pair of kernels, and their tile.
 struct Gemms {
     gate_up: CudaFunction,
     down: CudaFunction,
+    tile: Tile,
 }
 
 pub struct GroupedExperts {
     dev: CudaDevice,
     plan: CudaFunction,
     bf16: Gemms,
+    bf16_narrow: Gemms,
     int8: Gemms,
 }
 
@@ -43,16 +69,18 @@ impl GroupedExperts {
                 .get_or_load_custom_func(name, "deepread_moe_prefill", PTX)?
                 .into_cuda_function())
         };
-        let gemms = |suffix: &str| -> Result<Gemms> {
+        let gemms = |suffix: &str, tile: Tile| -> Result<Gemms> {
             Ok(Gemms {
-                gate_up: load(&format!("moe_gate_up_grouped_{suffix}"))?,
-                down: load(&format!("moe_down_grouped_{suffix}"))?,
+                gate_up: load(&format!("moe_gate_up_{suffix}"))?,
+                down: load(&format!("moe_down_{suffix}"))?,
+                tile,
             })
         };
         Ok(Self {
             plan: load("moe_plan")?,
-            bf16: gemms("bf16")?,
-            int8: gemms("int8")?,
+            bf16: gemms("grouped_bf16", WIDE)?,
+            bf16_narrow: gemms("narrow_bf16", NARROW)?,
+            int8: gemms("grouped_int8", WIDE)?,
             dev: dev.clone(),
         })
     }
@@ -76,12 +104,9 @@ impl GroupedExperts {
     ) -> Result<Tensor> {
         let (t, h) = x.dims2()?;
         let (e, inter, top_k) = (experts.experts()?, experts.inter()?, ids.dim(1)?);
-        let gemms = if experts.is_int8() {
-            &self.int8
-        } else {
-            &self.bf16
-        };
         let slots = t * top_k;
+        let gemms = self.gemms(experts.is_int8(), slots, e);
+        let tile = &gemms.tile;
         let offsets = empty(&self.dev, e + 1, DType::U32)?;
         let order = empty(&self.dev, slots, DType::U32)?;
         let act = empty(&self.dev, (slots, inter), DType::BF16)?;
@@ -105,7 +130,7 @@ impl GroupedExperts {
             .arg(&ord_p);
         launch(plan, (1, 1), PLAN_THREADS)?;
         // Every expert's slots in tiles: at most ceil(slots / tile) + E of them; the rest exit at once.
-        let tiles = (slots.div_ceil(SLOTS_PER_TILE) + e) as u32;
+        let tiles = (slots.div_ceil(tile.slots) + e) as u32;
         let mut first = stream.launch_builder(&gemms.gate_up);
         first
             .arg(&x_p)
@@ -117,7 +142,11 @@ impl GroupedExperts {
             .arg(&h_i)
             .arg(&i_i)
             .arg(&e_i);
-        launch(first, ((inter / GATE_UP_COLUMNS) as u32, tiles), THREADS)?;
+        launch(
+            first,
+            ((inter / tile.gate_up_columns) as u32, tiles),
+            tile.threads,
+        )?;
         let mut second = stream.launch_builder(&gemms.down);
         second
             .arg(&act_p)
@@ -129,8 +158,23 @@ impl GroupedExperts {
             .arg(&h_i)
             .arg(&i_i)
             .arg(&e_i);
-        launch(second, (h.div_ceil(DOWN_COLUMNS) as u32, tiles), THREADS)?;
+        launch(
+            second,
+            (h.div_ceil(tile.down_columns) as u32, tiles),
+            tile.threads,
+        )?;
         Ok(y)
+    }
+
+    /// The kernels for these weights and this many slots over `experts`: int8 rows have Wide tiles only.
+    fn gemms(&self, int8: bool, slots: usize, experts: usize) -> &Gemms {
+        if int8 {
+            &self.int8
+        } else if slots <= NARROW_SLOTS_PER_EXPERT * experts {
+            &self.bf16_narrow
+        } else {
+            &self.bf16
+        }
     }
 }
 

@@ -2,8 +2,8 @@
 //
 // Prefill routes T tokens to k experts each: T·k slots (slot s = token s / k, its (s % k)-th choice). Instead of
 // one GEMV per slot, the slots are grouped by expert (moe_plan) and each expert's slots are multiplied by its
-// weights as a small GEMM: blocks take 128 slots × 128 output columns of one expert and run bf16 mma.sync
-// (m16n8k16, f32 accumulators) over a 3-stage cp.async pipeline. The slots' rows of x / act are gathered while
+// weights as a small GEMM: blocks take a tile of one expert's slots × output columns (TileShape) and run bf16
+// mma.sync (m16n8k16, f32 accumulators) over a cp.async pipeline. The slots' rows of x / act are gathered while
 // they are copied into shared memory, so nothing is permuted in device memory. int8 weights (_int8) are read
 // as int8 and turned into bf16 tiles in shared memory; the products are those of the dequantized weights.
 //
@@ -12,34 +12,51 @@
 //
 // Launch sequence (all on one stream, no host read-back):
 //   moe_plan                 <<<1, MOE_PLAN_THREADS>>>
-//   moe_gate_up_grouped_{bf16,int8} <<<(I / 64, moe_row_tiles(n_slots, E)), MOE_THREADS>>>
-//   moe_down_grouped_{bf16,int8}    <<<(ceil(H / 128), moe_row_tiles(n_slots, E)), MOE_THREADS>>>
+//   moe_gate_up_{grouped,narrow}_*  <<<(I / (BN / 2), ceil(n_slots / BM) + E), THREADS>>>
+//   moe_down_{grouped,narrow}_*     <<<(ceil(H / BN), ceil(n_slots / BM) + E), THREADS>>>
+// with the tile shape's BM, BN and THREADS (Wide for _grouped_, Narrow for _narrow_); the grid's y extent bounds
+// the row tiles of all experts together (Σ ceil(count_e / BM)), and tiles past the real ones exit at once.
 // H and I must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
 
 #include "common.cuh"
 #include "mma.cuh"
 #include "weights.cuh"
 
-// Tile shape. (A 64-slot tile with 4 stages and 3 blocks per SM measured no faster at T = 1131 and 15% slower
-// at 16·1131: each expert's weights are read twice as often.)
-#define MOE_BM 128         // slots per row tile
-#define MOE_BN 128         // output columns per block (gate/up: 64 gate and the matching 64 up columns)
-#define MOE_BK 32          // reduction depth per pipeline stage
-#define MOE_THREADS 256    // 8 warps, 2 (rows) × 4 (columns), each a (BM / 2)×32 piece of the tile
-#define MOE_M_TILES (MOE_BM / 32)                           // m16 pieces per warp
-#define MOE_STAGE_ELEMS ((MOE_BM + MOE_BN) * MOE_BK)        // A then B of one pipeline stage
-#define MOE_STAGES (48 * 1024 / (2 * MOE_STAGE_ELEMS))      // as many as fit in 48 KB: 3
-#define MOE_MIN_BLOCKS 2                                    // blocks per SM the registers must allow (≤ 128 each)
+// A block's tile: BM slots × BN output columns, BK of the reduction per pipeline stage, STAGES stages. Each warp
+// takes 32 output columns (gate/up's SwiGLU needs a warp's 16 gate columns and their 16 up columns together),
+// and half of the slots where there are 64 or more. Every output is one chain of m16n8k16 mma over K in order,
+// from the same ldmatrix fragments, whatever the shape: the shapes give the same sums, bit for bit.
+template <int BM_, int BN_, int BK_, int STAGES_>
+struct TileShape {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_;
+    static constexpr int WARPS_M = BM >= 64 ? 2 : 1;
+    static constexpr int WARPS_N = BN / 32;
+    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int WARP_ROWS = BM / WARPS_M;
+    static constexpr int M_TILES = WARP_ROWS / 16;       // m16 pieces per warp
+    static constexpr int CHUNKS = BK / 8;                // 16-byte chunks of a row per stage
+    static constexpr int COPY_ROWS = THREADS / CHUNKS;   // rows one pass of the block's copies covers
+    static constexpr int A_COPIES = BM / COPY_ROWS;
+    static constexpr int B_COPIES = BN / COPY_ROWS;
+    static constexpr int STAGE_ELEMS = (BM + BN) * BK;  // A then B of one pipeline stage
+    static constexpr int STAGE_BYTES = 2 * STAGE_ELEMS;
+    static constexpr int B_BYTES_AT = 2 * BM * BK;
+    static_assert(BK == 32 || BK == 64, "stage_offset swizzles 64- and 128-byte rows");
+    static_assert(BM % COPY_ROWS == 0 && BN % COPY_ROWS == 0, "whole passes of copies");
+    static_assert(STAGES * STAGE_BYTES <= 48 * 1024, "static shared memory");
+};
+
+// Prompts: each expert's weights are read once per 128 slots. (A 64-slot tile with 4 stages and 3 blocks per SM
+// measured no faster at T = 1131 and 15% slower at 16·1131: each expert's weights are read twice as often.)
+typedef TileShape<128, 128, 32, 3> Wide;
+// Decode steps, a few slots an expert: 16-slot tiles, and narrower column blocks with deeper stages, so a step's
+// few experts are spread over many blocks with many bytes in flight.
+typedef TileShape<16, 64, 64, 4> Narrow;
+
 #define MOE_PLAN_THREADS 1024
 #define MOE_MAX_EXPERTS 1024
 
 #define FULL_MASK 0xffffffffu
-
-// Upper bound on the row tiles of all experts together (Σ ceil(count_e / BM) ≤ ceil(n_slots / BM) + E):
-// the grid's y extent. Tiles past the real ones exit at once.
-__host__ __device__ inline int moe_row_tiles(int n_slots, int n_experts) {
-    return (n_slots + MOE_BM - 1) / MOE_BM + n_experts;
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // Small helpers
@@ -140,6 +157,7 @@ struct RowTile {
 
 // Every warp works the tile out for itself (a warp-wide scan of the tile counts), so no shared memory or
 // barrier is needed; offsets is tiny and cached.
+template <int BM>
 __device__ RowTile locate_row_tile(const int* offsets, int n_experts, int tile) {
     const int lane = threadIdx.x & 31;
     int before = 0;  // tiles of the experts already scanned
@@ -147,7 +165,7 @@ __device__ RowTile locate_row_tile(const int* offsets, int n_experts, int tile) 
         const int e = e0 + lane;
         const int start = e < n_experts ? offsets[e] : 0;
         const int count = e < n_experts ? offsets[e + 1] - start : 0;
-        const int tiles = (count + MOE_BM - 1) / MOE_BM;
+        const int tiles = (count + BM - 1) / BM;
         const int inclusive = warp_inclusive_scan(tiles);
         const int first_tile = before + inclusive - tiles;
         const unsigned hit = __ballot_sync(FULL_MASK, tile >= first_tile && tile < first_tile + tiles);
@@ -156,21 +174,15 @@ __device__ RowTile locate_row_tile(const int* offsets, int n_experts, int tile) 
             const int t = tile - __shfl_sync(FULL_MASK, first_tile, src);
             const int expert_start = __shfl_sync(FULL_MASK, start, src);
             const int expert_count = __shfl_sync(FULL_MASK, count, src);
-            return {e0 + src, expert_start + t * MOE_BM, min(MOE_BM, expert_count - t * MOE_BM)};
+            return {e0 + src, expert_start + t * BM, min(BM, expert_count - t * BM)};
         }
         before += __shfl_sync(FULL_MASK, inclusive, 31);
     }
     return {0, 0, 0};
 }
 
-// Copies: each thread copies 16-byte chunk tid % 4 (of a row's 64-byte piece per k-step) of rows tid / 4 + 64·i,
-// the same rows at every k-step, so it only needs their start pointers: MOE_A_COPIES rows of A, 2 of B.
-#define MOE_A_COPIES (MOE_BM / 64)
-#define MOE_B_COPIES (MOE_BN / 64)
-__device__ __forceinline__ int copy_row(int i) { return (threadIdx.x >> 2) + i * 64; }
-
 // ---------------------------------------------------------------------------------------------------------
-// The tensor-core tile: acc (BM×128, f32) = A · Bᵀ over K, A and B given as gathered row pointers
+// The tensor-core tile: acc (BM×BN, f32) = A · Bᵀ over K, A and B given as gathered row pointers
 
 __device__ __forceinline__ uint32_t smem_address(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -196,50 +208,58 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr) {
                  : "r"(addr));
 }
 
-// Element offset of (row, 16-byte chunk) in a stage's A or B tile (rows of 32 elements). Rows are 64 bytes, so
-// 8 consecutive rows at one chunk (what ldmatrix reads) would fall on 4 addresses of each 128-byte bank line;
-// XOR-ing the chunk with bits 1..2 of the row spreads them over all 32 banks.
-__device__ __forceinline__ int stage_offset(int row, int chunk) {
-    return row * MOE_BK + ((chunk ^ ((row >> 1) & 3)) << 3);
+// Copies: each thread copies 16-byte chunk tid % CHUNKS of a row's piece per k-step, of rows
+// tid / CHUNKS + COPY_ROWS·i, the same rows at every k-step, so it only needs their start pointers.
+template <typename S>
+__device__ __forceinline__ int copy_row(int i) {
+    return threadIdx.x / S::CHUNKS + i * S::COPY_ROWS;
 }
 
-// Byte offsets inside a stage: A (BM×32) first, then B (128×32).
-#define MOE_B_BYTES_AT (2 * MOE_BM * MOE_BK)
-#define MOE_STAGE_BYTES (2 * MOE_STAGE_ELEMS)
+// Element offset of (row, 16-byte chunk) in a stage's A or B tile (rows of BK elements). ldmatrix reads 8
+// consecutive rows at one chunk; unswizzled they would share banks (64-byte rows: 4 addresses of each 128-byte
+// bank line; 128-byte rows: one). XOR-ing the chunk with the row's low bits spreads them over all 32 banks.
+template <typename S>
+__device__ __forceinline__ int stage_offset(int row, int chunk) {
+    const int swizzle = S::BK == 32 ? (row >> 1) & 3 : row & 7;
+    return row * S::BK + ((chunk ^ swizzle) << 3);
+}
 
 // Copies k-step `kt` of this thread's rows of A into the stage at `stage_base`.
-__device__ __forceinline__ void copy_stage_a(uint32_t stage_base, const bf16* const a_row[MOE_A_COPIES], int kt) {
-    const int chunk = threadIdx.x & 3;
-    const int k = kt * MOE_BK + chunk * 8;
+template <typename S>
+__device__ __forceinline__ void copy_stage_a(uint32_t stage_base, const bf16* const a_row[S::A_COPIES], int kt) {
+    const int chunk = threadIdx.x % S::CHUNKS;
+    const int k = kt * S::BK + chunk * 8;
 #pragma unroll
-    for (int i = 0; i < MOE_A_COPIES; ++i)
-        cp_async_16(stage_base + 2 * stage_offset(copy_row(i), chunk), a_row[i] + k);
+    for (int i = 0; i < S::A_COPIES; ++i)
+        cp_async_16(stage_base + 2 * stage_offset<S>(copy_row<S>(i), chunk), a_row[i] + k);
 }
 
 // Copies k-step `kt` of this thread's rows of A and B into the stage at `stage_base`.
-__device__ __forceinline__ void copy_stage(uint32_t stage_base, const bf16* const a_row[MOE_A_COPIES],
-                                           const bf16* const b_row[MOE_B_COPIES], int kt) {
-    copy_stage_a(stage_base, a_row, kt);
-    const int chunk = threadIdx.x & 3;
-    const int k = kt * MOE_BK + chunk * 8;
+template <typename S>
+__device__ __forceinline__ void copy_stage(uint32_t stage_base, const bf16* const a_row[S::A_COPIES],
+                                           const bf16* const b_row[S::B_COPIES], int kt) {
+    copy_stage_a<S>(stage_base, a_row, kt);
+    const int chunk = threadIdx.x % S::CHUNKS;
+    const int k = kt * S::BK + chunk * 8;
 #pragma unroll
-    for (int i = 0; i < MOE_B_COPIES; ++i)
-        cp_async_16(stage_base + MOE_B_BYTES_AT + 2 * stage_offset(copy_row(i), chunk), b_row[i] + k);
+    for (int i = 0; i < S::B_COPIES; ++i)
+        cp_async_16(stage_base + S::B_BYTES_AT + 2 * stage_offset<S>(copy_row<S>(i), chunk), b_row[i] + k);
 }
 
-// The warp's (BM/2)×32 piece of one stage: 2 k16 steps of M_TILES×4 mma, fragments straight from ldmatrix.
-// a_base / b_base: the stage's A (BM×32) and B (128×32) tiles, laid out by stage_offset.
+// The warp's WARP_ROWS×32 piece of one stage: BK / 16 k16 steps of M_TILES×4 mma, fragments straight from
+// ldmatrix. a_base / b_base: the stage's A (BM×BK) and B (BN×BK) tiles, laid out by stage_offset.
+template <typename S>
 __device__ __forceinline__ void multiply_stage(uint32_t a_base, uint32_t b_base, int warp_m, int warp_n,
-                                               float acc[MOE_M_TILES][4][4]) {
+                                               float acc[S::M_TILES][4][4]) {
     const int lane = threadIdx.x & 31;
 #pragma unroll
-    for (int kk = 0; kk < MOE_BK / 16; ++kk) {
+    for (int kk = 0; kk < S::BK / 16; ++kk) {
         // A 16×16 at rows mt·16: lanes 0-15 address rows 0-15 of its left 8 columns, lanes 16-31 its right.
-        uint32_t a[MOE_M_TILES][4];
+        uint32_t a[S::M_TILES][4];
 #pragma unroll
-        for (int mt = 0; mt < MOE_M_TILES; ++mt) {
-            const int row = warp_m * (MOE_BM / 2) + mt * 16 + (lane & 15);
-            ldmatrix_x4(a[mt], a_base + 2 * stage_offset(row, kk * 2 + (lane >> 4)));
+        for (int mt = 0; mt < S::M_TILES; ++mt) {
+            const int row = warp_m * S::WARP_ROWS + mt * 16 + (lane & 15);
+            ldmatrix_x4(a[mt], a_base + 2 * stage_offset<S>(row, kk * 2 + (lane >> 4)));
         }
         // B (weights rows = output columns): one x4 load is two 8-column pieces, each as its k 0-7 and k 8-15.
         uint32_t b[4][2];
@@ -247,79 +267,82 @@ __device__ __forceinline__ void multiply_stage(uint32_t a_base, uint32_t b_base,
         for (int p = 0; p < 2; ++p) {
             const int row = warp_n * 32 + p * 16 + ((lane >> 4) << 3) + (lane & 7);
             uint32_t r[4];
-            ldmatrix_x4(r, b_base + 2 * stage_offset(row, kk * 2 + ((lane >> 3) & 1)));
+            ldmatrix_x4(r, b_base + 2 * stage_offset<S>(row, kk * 2 + ((lane >> 3) & 1)));
             b[2 * p][0] = r[0];
             b[2 * p][1] = r[1];
             b[2 * p + 1][0] = r[2];
             b[2 * p + 1][1] = r[3];
         }
 #pragma unroll
-        for (int mt = 0; mt < MOE_M_TILES; ++mt)
+        for (int mt = 0; mt < S::M_TILES; ++mt)
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) mma_bf16_16x8x16(acc[mt][nt], a[mt], b[nt]);
     }
 }
 
-__device__ __forceinline__ void clear(float acc[MOE_M_TILES][4][4]) {
+template <typename S>
+__device__ __forceinline__ void clear(float acc[S::M_TILES][4][4]) {
 #pragma unroll
-    for (int mt = 0; mt < MOE_M_TILES; ++mt)
+    for (int mt = 0; mt < S::M_TILES; ++mt)
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
             for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.0f;
 }
 
-// acc = A · Bᵀ for the block's BM×128 tile, K a multiple of 32. a_row / b_row: this thread's copy rows (see
-// copy_row) of A and B, each a pointer to the row's first element. Warp w holds rows (w / 4)·BM/2 + [0, BM/2)
-// and columns (w % 4)·32 + [0, 32) in acc[mt][nt][]: m16n8 accumulator pieces (mma's C layout).
-__device__ void multiply_tile(const bf16* const a_row[MOE_A_COPIES], const bf16* const b_row[MOE_B_COPIES], int K,
-                              float acc[MOE_M_TILES][4][4]) {
-    __shared__ __align__(128) bf16 stages[MOE_STAGES][MOE_STAGE_ELEMS];
+// acc = A · Bᵀ for the block's BM×BN tile, K a multiple of BK. a_row / b_row: this thread's copy rows (see
+// copy_row) of A and B, each a pointer to the row's first element. Warp w holds rows (w / WARPS_N)·WARP_ROWS +
+// [0, WARP_ROWS) and columns (w % WARPS_N)·32 + [0, 32) in acc[mt][nt][]: m16n8 accumulator pieces (mma's C
+// layout).
+template <typename S>
+__device__ void multiply_tile(const bf16* const a_row[S::A_COPIES], const bf16* const b_row[S::B_COPIES], int K,
+                              float acc[S::M_TILES][4][4]) {
+    __shared__ __align__(128) bf16 stages[S::STAGES][S::STAGE_ELEMS];
     const int warp = threadIdx.x >> 5;
-    const int warp_m = warp >> 2, warp_n = warp & 3;
+    const int warp_m = warp / S::WARPS_N, warp_n = warp % S::WARPS_N;
     const uint32_t base = smem_address(stages);
-    const int ktiles = K / MOE_BK;
+    const int ktiles = K / S::BK;
 
-    clear(acc);
+    clear<S>(acc);
 
     // Fill all stages but one; then each step waits for its stage, refills the one freed by the previous step
     // (the barrier says every warp is done with it) and multiplies. A group is committed every step, empty or
     // not, so wait_group's count stays right at the tail.
 #pragma unroll
-    for (int s = 0; s < MOE_STAGES - 1; ++s) {
-        if (s < ktiles) copy_stage(base + s * MOE_STAGE_BYTES, a_row, b_row, s);
+    for (int s = 0; s < S::STAGES - 1; ++s) {
+        if (s < ktiles) copy_stage<S>(base + s * S::STAGE_BYTES, a_row, b_row, s);
         cp_async_commit();
     }
     for (int kt = 0; kt < ktiles; ++kt) {
-        cp_async_wait<MOE_STAGES - 2>();
+        cp_async_wait<S::STAGES - 2>();
         __syncthreads();
-        const int next = kt + MOE_STAGES - 1;
-        if (next < ktiles) copy_stage(base + (next % MOE_STAGES) * MOE_STAGE_BYTES, a_row, b_row, next);
+        const int next = kt + S::STAGES - 1;
+        if (next < ktiles) copy_stage<S>(base + (next % S::STAGES) * S::STAGE_BYTES, a_row, b_row, next);
         cp_async_commit();
-        const uint32_t stage = base + (kt % MOE_STAGES) * MOE_STAGE_BYTES;
-        multiply_stage(stage, stage + MOE_B_BYTES_AT, warp_m, warp_n, acc);
+        const uint32_t stage = base + (kt % S::STAGES) * S::STAGE_BYTES;
+        multiply_stage<S>(stage, stage + S::B_BYTES_AT, warp_m, warp_n, acc);
     }
     cp_async_wait<0>();
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // The same tile over int8 weights (crate::quant::Int8Matrix's rows: K int8 weights, then K/32 f16 scales,
-// padded to 16 bytes). A stage holds A as above and B's int8 bytes (128 rows × 32, row-major), half of bf16's;
-// each k-step the block converts them to one bf16 B tile, scale · q rounded as dequantize_int8 rounds, and
-// multiplies as the bf16 path does. So the sums equal those over the dequantized weights, bit for bit, while
-// the weights cross memory once, as int8.
+// padded to 16 bytes), Wide only. A stage holds A as above and B's int8 bytes (128 rows × 32, row-major), half
+// of bf16's; each k-step the block converts them to one bf16 B tile, scale · q rounded as dequantize_int8
+// rounds, and multiplies as the bf16 path does. So the sums equal those over the dequantized weights, bit for
+// bit, while the weights cross memory once, as int8.
 
-#define MOE_Q_B_BYTES_AT (2 * MOE_BM * MOE_BK)                  // A (bf16), then B (int8)
-#define MOE_Q_STAGE_BYTES (MOE_Q_B_BYTES_AT + MOE_BN * MOE_BK)  // 12 KB
-#define MOE_Q_STAGES 3                                          // 36 KB, and the bf16 B tile's 8 KB
+#define MOE_Q_B_BYTES_AT Wide::B_BYTES_AT                            // A (bf16), then B (int8)
+#define MOE_Q_STAGE_BYTES (MOE_Q_B_BYTES_AT + Wide::BN * Wide::BK)  // 12 KB
+#define MOE_Q_STAGES 3                                              // 36 KB, and the bf16 B tile's 8 KB
 
 // This thread's B row is tid / 2: its 16 bytes (half tid % 2 of the row's 32) at k-step kt.
 __device__ __forceinline__ int int8_copy_row() { return threadIdx.x >> 1; }
 
-__device__ __forceinline__ void copy_stage_int8(uint32_t stage_base, const bf16* const a_row[MOE_A_COPIES],
+__device__ __forceinline__ void copy_stage_int8(uint32_t stage_base, const bf16* const a_row[Wide::A_COPIES],
                                                 const uint8_t* b_row, int kt) {
-    copy_stage_a(stage_base, a_row, kt);
-    cp_async_16(stage_base + MOE_Q_B_BYTES_AT + threadIdx.x * 16, b_row + kt * MOE_BK + (threadIdx.x & 1) * 16);
+    copy_stage_a<Wide>(stage_base, a_row, kt);
+    cp_async_16(stage_base + MOE_Q_B_BYTES_AT + threadIdx.x * 16, b_row + kt * Wide::BK + (threadIdx.x & 1) * 16);
 }
 
 // This thread's 16 int8 weights of a stage, times their scale d, to bf16 in the B tile (stage_offset's layout).
@@ -333,21 +356,22 @@ __device__ __forceinline__ void convert_stage(const uint8_t* q_stage, bf16* b_ti
     __nv_bfloat162 v[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) v[i] = __floats2bfloat162_rn(d * q[2 * i], d * q[2 * i + 1]);
-    *reinterpret_cast<uint4*>(b_tile + stage_offset(row, 2 * half)) = *reinterpret_cast<const uint4*>(v);
-    *reinterpret_cast<uint4*>(b_tile + stage_offset(row, 2 * half + 1)) = *reinterpret_cast<const uint4*>(v + 4);
+    *reinterpret_cast<uint4*>(b_tile + stage_offset<Wide>(row, 2 * half)) = *reinterpret_cast<const uint4*>(v);
+    *reinterpret_cast<uint4*>(b_tile + stage_offset<Wide>(row, 2 * half + 1)) =
+        *reinterpret_cast<const uint4*>(v + 4);
 }
 
 // multiply_tile with B as int8 rows: b_row is this thread's row (int8_copy_row) of the block's 128.
-__device__ void multiply_tile_int8(const bf16* const a_row[MOE_A_COPIES], const uint8_t* b_row, int K,
-                                   float acc[MOE_M_TILES][4][4]) {
+__device__ void multiply_tile_int8(const bf16* const a_row[Wide::A_COPIES], const uint8_t* b_row, int K,
+                                   float acc[Wide::M_TILES][4][4]) {
     __shared__ __align__(128) uint8_t stages[MOE_Q_STAGES][MOE_Q_STAGE_BYTES];
-    __shared__ __align__(128) bf16 b_tile[MOE_BN * MOE_BK];
+    __shared__ __align__(128) bf16 b_tile[Wide::BN * Wide::BK];
     const int warp = threadIdx.x >> 5;
-    const int warp_m = warp >> 2, warp_n = warp & 3;
+    const int warp_m = warp / Wide::WARPS_N, warp_n = warp % Wide::WARPS_N;
     const uint32_t base = smem_address(stages), b_base = smem_address(b_tile);
     const unsigned short* scales = reinterpret_cast<const unsigned short*>(b_row + K);  // one per k-step
-    const int ktiles = K / MOE_BK;
-    clear(acc);
+    const int ktiles = K / Wide::BK;
+    clear<Wide>(acc);
 
 #pragma unroll
     for (int s = 0; s < MOE_Q_STAGES - 1; ++s) {
@@ -366,7 +390,7 @@ __device__ void multiply_tile_int8(const bf16* const a_row[MOE_A_COPIES], const 
         convert_stage(stages[slot] + MOE_Q_B_BYTES_AT, b_tile, d);
         if (kt + 1 < ktiles) d = __half2float(__ushort_as_half(__ldg(scales + kt + 1)));
         __syncthreads();
-        multiply_stage(base + slot * MOE_Q_STAGE_BYTES, b_base, warp_m, warp_n, acc);
+        multiply_stage<Wide>(base + slot * MOE_Q_STAGE_BYTES, b_base, warp_m, warp_n, acc);
     }
     cp_async_wait<0>();
 }
@@ -382,55 +406,64 @@ __device__ __forceinline__ int gate_up_weight_row(int r, int j0, int inter) {
     return (within < 16 ? 0 : inter) + j0 + group * 16 + (within & 15);
 }
 
-// acc over the block's 128 B rows: weight_row(r) is the row of w (all experts' rows in one) behind tile row r,
-// K the rows' length. bf16 rows, or int8 rows (multiply_tile_int8).
-template <typename WeightRow>
-__device__ __forceinline__ void multiply_weights(const bf16* const a_row[MOE_A_COPIES], const bf16* w,
-                                                 WeightRow weight_row, int K, float acc[MOE_M_TILES][4][4]) {
-    const bf16* b_row[MOE_B_COPIES];
+// acc over the block's BN B rows: weight_row(r) is the row of w (all experts' rows in one) behind tile row r,
+// K the rows' length. bf16 rows, or int8 rows (multiply_tile_int8; Wide tiles only).
+template <typename S, typename WeightRow>
+__device__ __forceinline__ void multiply_weights(const bf16* const a_row[S::A_COPIES], const bf16* w,
+                                                 WeightRow weight_row, int K, float acc[S::M_TILES][4][4]) {
+    const bf16* b_row[S::B_COPIES];
 #pragma unroll
-    for (int i = 0; i < MOE_B_COPIES; ++i) b_row[i] = w + weight_row(copy_row(i)) * K;
-    multiply_tile(a_row, b_row, K, acc);
+    for (int i = 0; i < S::B_COPIES; ++i) b_row[i] = w + weight_row(copy_row<S>(i)) * K;
+    multiply_tile<S>(a_row, b_row, K, acc);
 }
 
-template <typename WeightRow>
-__device__ __forceinline__ void multiply_weights(const bf16* const a_row[MOE_A_COPIES], const uint8_t* w,
-                                                 WeightRow weight_row, int K, float acc[MOE_M_TILES][4][4]) {
+template <typename S, typename WeightRow>
+__device__ __forceinline__ void multiply_weights(const bf16* const a_row[S::A_COPIES], const uint8_t* w,
+                                                 WeightRow weight_row, int K, float acc[S::M_TILES][4][4]) {
     multiply_tile_int8(a_row, w + weight_row(int8_copy_row()) * Int8::row_bytes(K), K, acc);
 }
 
+// Where a thread's accumulators sit in the block's tile.
+template <typename S>
+struct WarpPlace {
+    int lane, warp_m, warp_n;
+    __device__ WarpPlace() : lane(threadIdx.x & 31), warp_m((threadIdx.x >> 5) / S::WARPS_N),
+                             warp_n((threadIdx.x >> 5) % S::WARPS_N) {}
+    // The tile row of accumulator piece mt's half (its rows g or g + 8).
+    __device__ int row(int mt, int half) const { return warp_m * S::WARP_ROWS + mt * 16 + (lane >> 2) + half * 8; }
+};
+
 // act[slot, j] = bf16(bf16(silu(bf16(g))) · bf16(u)), g = x[token] · w[e, j, :], u = x[token] · w[e, I + j, :]
 // for the slots of each expert e, token = slot / k. x (T, H), w (E, 2I, H) bf16 or int8 rows, act (n_slots, I)
-// bf16. Launch: grid (I / 64, moe_row_tiles(n_slots, n_experts)), block MOE_THREADS (256), no dynamic shared
-// memory (48 KB static). Block (x, y) computes act columns 64·x + [0, 64) of row tile y (see locate_row_tile).
-template <typename W>
+// bf16. Launch: see the top of the file; no dynamic shared memory. Block (x, y) computes act columns
+// (BN / 2)·x + [0, BN / 2) of row tile y (see locate_row_tile).
+template <typename S, typename W>
 __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act,
                                     int k, int h, int inter, int n_experts) {
-    const RowTile tile = locate_row_tile(offsets, n_experts, blockIdx.y);
+    const RowTile tile = locate_row_tile<S::BM>(offsets, n_experts, blockIdx.y);
     if (tile.rows == 0) return;
-    const int j0 = blockIdx.x * (MOE_BN / 2);
+    const int j0 = blockIdx.x * (S::BN / 2);
     const size_t expert_row = (size_t)tile.expert * 2 * inter;
 
     // Rows past the tile's slots repeat its last slot: harmless work, never stored.
-    const bf16* a_row[MOE_A_COPIES];
+    const bf16* a_row[S::A_COPIES];
 #pragma unroll
-    for (int i = 0; i < MOE_A_COPIES; ++i) {
-        const int slot = order[tile.first + min(copy_row(i), tile.rows - 1)];
+    for (int i = 0; i < S::A_COPIES; ++i) {
+        const int slot = order[tile.first + min(copy_row<S>(i), tile.rows - 1)];
         a_row[i] = x + (size_t)(slot / k) * h;
     }
-    float acc[MOE_M_TILES][4][4];
-    multiply_weights(
+    float acc[S::M_TILES][4][4];
+    multiply_weights<S>(
         a_row, w, [=](int r) { return expert_row + gate_up_weight_row(r, j0, inter); }, h, acc);
 
     // acc[mt][0..1] are gate columns, acc[mt][2..3] the up columns of the same j.
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int warp_m = warp >> 2, warp_n = warp & 3;
-    const int j = j0 + warp_n * 16 + (lane & 3) * 2;
+    const WarpPlace<S> at;
+    const int j = j0 + at.warp_n * 16 + (at.lane & 3) * 2;
 #pragma unroll
-    for (int mt = 0; mt < MOE_M_TILES; ++mt)
+    for (int mt = 0; mt < S::M_TILES; ++mt)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-            const int r = warp_m * (MOE_BM / 2) + mt * 16 + (lane >> 2) + half * 8;
+            const int r = at.row(mt, half);
             if (r >= tile.rows) continue;
             bf16* out = act + (size_t)order[tile.first + r] * inter + j;
 #pragma unroll
@@ -447,33 +480,32 @@ __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offset
 
 // y[slot, r] = float(bf16(act[slot] · w[e, r, :])) · weights[slot] for the slots of each expert e.
 // act (n_slots, I) bf16, w (E, H, I) bf16 or int8 rows, weights (n_slots) f32, y (n_slots, H) f32.
-// Launch: grid (ceil(H / 128), moe_row_tiles(n_slots, n_experts)), block MOE_THREADS (256), no dynamic shared
-// memory (48 KB static). Block (x, y) computes y columns 128·x + [0, 128) of row tile y.
-template <typename W>
+// Launch: see the top of the file; no dynamic shared memory. Block (x, y) computes y columns BN·x + [0, BN) of
+// row tile y.
+template <typename S, typename W>
 __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets, const int* order,
                                  const float* weights, float* y, int h, int inter, int n_experts) {
-    const RowTile tile = locate_row_tile(offsets, n_experts, blockIdx.y);
+    const RowTile tile = locate_row_tile<S::BM>(offsets, n_experts, blockIdx.y);
     if (tile.rows == 0) return;
-    const int n0 = blockIdx.x * MOE_BN;
+    const int n0 = blockIdx.x * S::BN;
     const size_t expert_row = (size_t)tile.expert * h;
 
     // Rows past the tile's slots repeat its last slot, columns past H its last weight row: never stored.
-    const bf16* a_row[MOE_A_COPIES];
+    const bf16* a_row[S::A_COPIES];
 #pragma unroll
-    for (int i = 0; i < MOE_A_COPIES; ++i)
-        a_row[i] = act + (size_t)order[tile.first + min(copy_row(i), tile.rows - 1)] * inter;
-    float acc[MOE_M_TILES][4][4];
-    multiply_weights(
+    for (int i = 0; i < S::A_COPIES; ++i)
+        a_row[i] = act + (size_t)order[tile.first + min(copy_row<S>(i), tile.rows - 1)] * inter;
+    float acc[S::M_TILES][4][4];
+    multiply_weights<S>(
         a_row, w, [=](int r) { return expert_row + min(n0 + r, h - 1); }, inter, acc);
 
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int warp_m = warp >> 2, warp_n = warp & 3;
-    const int n = n0 + warp_n * 32 + (lane & 3) * 2;
+    const WarpPlace<S> at;
+    const int n = n0 + at.warp_n * 32 + (at.lane & 3) * 2;
 #pragma unroll
-    for (int mt = 0; mt < MOE_M_TILES; ++mt)
+    for (int mt = 0; mt < S::M_TILES; ++mt)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-            const int r = warp_m * (MOE_BM / 2) + mt * 16 + (lane >> 2) + half * 8;
+            const int r = at.row(mt, half);
             if (r >= tile.rows) continue;
             const int slot = order[tile.first + r];
             const float weight = weights[slot];
@@ -488,18 +520,20 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
         }
 }
 
-// The kernels, over bf16 weights and over int8 rows (see moe_gate_up_grouped and moe_down_grouped).
-#define INSTANTIATE(W, S)                                                                                          \
-    extern "C" __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS)                                      \
-        moe_gate_up_grouped_##S(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act,      \
-                                int k, int h, int inter, int n_experts) {                                        \
-        moe_gate_up_grouped<W>(x, w, offsets, order, act, k, h, inter, n_experts);                               \
+// The kernels: Wide tiles over bf16 weights and over int8 rows, Narrow tiles over bf16 weights (see
+// moe_gate_up_grouped and moe_down_grouped). MIN_BLOCKS: blocks per SM the registers must allow.
+#define INSTANTIATE(S, MIN_BLOCKS, W, NAME)                                                                        \
+    extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                           \
+        moe_gate_up_##NAME(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act, int k,    \
+                           int h, int inter, int n_experts) {                                                    \
+        moe_gate_up_grouped<S, W>(x, w, offsets, order, act, k, h, inter, n_experts);                            \
     }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(MOE_THREADS, MOE_MIN_BLOCKS)                                      \
-        moe_down_grouped_##S(const bf16* act, const W* w, const int* offsets, const int* order,                  \
-                             const float* weights, float* y, int h, int inter, int n_experts) {                  \
-        moe_down_grouped<W>(act, w, offsets, order, weights, y, h, inter, n_experts);                            \
+    extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                           \
+        moe_down_##NAME(const bf16* act, const W* w, const int* offsets, const int* order, const float* weights,  \
+                        float* y, int h, int inter, int n_experts) {                                             \
+        moe_down_grouped<S, W>(act, w, offsets, order, weights, y, h, inter, n_experts);                         \
     }
 
-INSTANTIATE(bf16, bf16)
-INSTANTIATE(uint8_t, int8)
+INSTANTIATE(Wide, 2, bf16, grouped_bf16)
+INSTANTIATE(Wide, 2, uint8_t, grouped_int8)
+INSTANTIATE(Narrow, 8, bf16, narrow_bf16)
