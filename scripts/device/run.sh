@@ -11,7 +11,7 @@
 #   random     deepread bench on random weights drawn in the engine (no checkpoint)
 #   oracle     the transformers oracle's bench, with its memory peaks
 #   profile    per-kernel times of a decode (ncu; PROFILE_PAGES pages, default 1; PROFILE_ARGS more bench arguments,
-#              e.g. --batch-invariant or --weights int8)
+#              e.g. --fastest or --weights int8)
 #   kernels    ncu's full report of one launch of each batch-1 decode kernel that takes the most time: speed of
 #              light, occupancy, where its warps stall (KERNELS="name:skip ..." picks others). Not route_experts:
 #              the prompt's chunks launch it first, so a skip lands on a decode launch only by counting them
@@ -22,10 +22,10 @@
 #              in this job or in another while the machine stayed warm)
 #   prepare    deepread bench --prepare on two real PDFs, on 4 of the host's cores and on 2 (taskset)
 #   ab         the captured mix's first 200 pages with .gpu/deepread_b.xz beside .gpu/deepread.xz (an A/B of a change)
-#   together   continuous batching against reading alone, 64 pages at full size (continuous_parity), on the fused
-#              path and on the batch-invariant one
-#   steps      the decode step at 1, 16, 32 and 64 pages (random weights): .gpu/deepread.xz on the fused path and
-#              on the batch-invariant one, then .gpu/deepread_b.xz on both
+#   together   continuous batching against reading alone, 64 pages at full size (continuous_parity), on the
+#              default (batch-invariant) path and on the fastest one
+#   steps      the decode step at STEP_PAGES pages (default 1, 16, 32 and 64; random weights): .gpu/deepread.xz on
+#              the default (batch-invariant) path and with --fastest, then .gpu/deepread_b.xz on both
 #   remote     32 pages read in process, then through `deepread serve` by `convert --engine remote`, 32 in flight:
 #              the Markdown compared, the reading times side by side (needs the weights step)
 #   remote1    the same for 8 pages read one at a time, where no page has another beside it in the batch
@@ -101,11 +101,11 @@ for step in "$@"; do
           RUST_LOG=deepread_engine::scheduler=debug /tmp/$bin bench --document --mix captured --document-pages 200 \
             --grouped-pages 16 --slots 16 2>"/tmp/ab_$bin.log" | tee "$OUT/ab_$bin.txt"
           python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
-    together) for path in "" --batch-invariant; do /tmp/continuous_parity 64 $path; done 2>&1 |
+    together) for path in "" --fastest; do /tmp/continuous_parity 64 $path; done 2>&1 |
                 tee "$OUT/continuous_parity.txt" ;;
-    steps) for run in "deepread" "deepread --batch-invariant" "deepread_b" "deepread_b --batch-invariant"; do set -- $run
+    steps) for run in "deepread" "deepread --fastest" "deepread_b" "deepread_b --fastest"; do set -- $run
              [ -x "/tmp/$1" ] || continue; echo "--- $run"
-             /tmp/$1 bench --pages 1,16,32,64 --tokens 128 "${@:2}" 2>&1; done | tee "$OUT/steps.txt" ;;
+             /tmp/$1 bench --pages ${STEP_PAGES:-1,16,32,64} --tokens 128 "${@:2}" 2>&1; done | tee "$OUT/steps.txt" ;;
     remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;
     remote1) remote_step 8 1 2>&1 | tee "$OUT/remote1.txt" ;;
     int8) for weights in bf16 int8; do

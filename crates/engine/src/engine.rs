@@ -80,10 +80,14 @@ pub struct PageOutput {
 /// How decode steps run. All produce the same tokens up to the order of f32 sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodePath {
-    /// The fused GPU kernels where the device has them (CUDA, f32 or bf16), else the reference path.
+    /// The fused GPU kernels where the device has them (CUDA, f32 or bf16), else the reference path, each
+    /// step summed however is fastest for its batch size: a page's tokens may differ (at near-ties) with the
+    /// pages beside it.
     Fused,
-    /// The fused kernels, each output summed in the same order whatever the batch size: a page's tokens do
-    /// not depend on the pages beside it, at a cost in speed past a few pages (docs/benchmarks.md).
+    /// The default for bf16 and f32 weights: the fused kernels, each output summed in the same order whatever
+    /// the batch size, so a page's tokens do not depend on the pages beside it; 0–20 % slower a step than
+    /// [`DecodePath::Fused`] (docs/benchmarks.md). int8 weights take [`DecodePath::Fused`] by default for now:
+    /// their expert GEMMs have no tiles for a few slots an expert yet.
     FusedBatchInvariant,
     /// Stock candle ops, one at a time, as the reference implementation computes: the baseline for checks.
     Reference,
@@ -108,10 +112,16 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// An engine on the fused decode path where the model's device supports it.
+    /// An engine on the fused decode path where the model's device supports it: batch-invariant (a page reads
+    /// the same alone or among others) but for int8 weights (see [`DecodePath::FusedBatchInvariant`]).
     pub fn new(model: Model) -> Result<Self> {
-        let fused = FusedDecoder::new(model.text(), model.device(), model.dtype(), Sums::Fastest)?
-            .map(Arc::new);
+        let (text, device, dtype) = (model.text(), model.device(), model.dtype());
+        let sums = if text.is_int8() {
+            Sums::Fastest
+        } else {
+            Sums::BatchInvariant
+        };
+        let fused = FusedDecoder::new(text, device, dtype, sums)?.map(Arc::new);
         Ok(Self { model, fused })
     }
 

@@ -143,20 +143,11 @@ __device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint
                                        scratch, merged);
     float* split_state = partial + (head_row * ATTN_MAX_SPLITS + split) * stride;
     for (int d = threadIdx.x; d < hd; d += blockDim.x) split_state[2 + d] = merged[d];
-    __shared__ bool last;
     if (threadIdx.x == 0) {
         split_state[0] = block.max;
         split_state[1] = block.sum;
     }
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        last = atomicAdd(&done[head_row], 1u) == (unsigned)live - 1;
-        if (last) done[head_row] = 0;
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!last_to_arrive(&done[head_row], live)) return;
     const float* head_states = partial + head_row * ATTN_MAX_SPLITS * stride;
     const Softmax total = merge_states([&](int i, int j) { return __ldcg(head_states + i * stride + j); }, live,
                                        hd, scratch, merged);

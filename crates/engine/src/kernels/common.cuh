@@ -89,3 +89,19 @@ __device__ __forceinline__ void store8(T* p, const float v[8]) {
 #pragma unroll
     for (int i = 0; i < (int)(sizeof(T) / 2); ++i) reinterpret_cast<uint4*>(p)[i] = raw.v[i];
 }
+
+// Called by every thread of a block after it wrote what another block may read: true in the block that is
+// the `arrivals`-th to arrive at `done` (which it resets for the next launch). That block then reads the
+// others' writes (fenced here, read with __ldcg).
+__device__ bool last_to_arrive(unsigned* done, unsigned arrivals) {
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(done, 1u) == arrivals - 1;
+        if (last) *done = 0;
+    }
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}

@@ -192,17 +192,11 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
     }
     best = block_best(best);
     const size_t slot = row * gridDim.y + blockIdx.y;
-    __shared__ bool last;
     if (threadIdx.x == 0) {
         values[slot] = best.value;
         indices[slot] = best.index;
-        __threadfence();
-        last = atomicAdd(&done[row], 1u) == gridDim.y - 1;
-        if (last) done[row] = 0;
     }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!last_to_arrive(&done[row], gridDim.y)) return;
     Pick merged = {0.0f, INT_MAX};
     for (int s = threadIdx.x; s < (int)gridDim.y; s += blockDim.x) {
         const Pick p = {__ldcg(values + row * gridDim.y + s), __ldcg(indices + row * gridDim.y + s)};

@@ -18,6 +18,9 @@ const MOE_GROUP: usize = 8;
 /// Rows up to which [`Sums::Fastest`] runs the shared experts inside the routed-expert launch: past them
 /// their columns are the slowest of the launch (measured on the H100 at 8 rows, when they were one column).
 const FUSED_SHARED_MAX_ROWS: usize = 4;
+/// Rows past which [`Sums::Fastest`] runs the experts on tensor cores where the tiles take them, rather than by
+/// slot (H100, session 17: 4 pages 1.48 ms a step by slot, 1.38 on the tiles; 1 page 0.95 against 1.15).
+const FASTEST_TILES_PAST_ROWS: usize = 2;
 /// Threads of the element-per-thread kernels.
 const ELEMENT_THREADS: u32 = 256;
 
@@ -141,11 +144,13 @@ impl Kernels {
     /// every row when given. Returns y (B·k, H) in f32, already weighted, and the shared experts' output (B, H)
     /// in f32 (values of the activation dtype).
     ///
-    /// [`Sums::Fastest`]: by slot for a few rows, with the shared experts in the same launch for a very few;
-    /// else on tensor cores (or by expert where the tiles do not fit); shared experts not in the launch go
-    /// through cuBLAS. [`Sums::BatchInvariant`]: on tensor cores at every batch size where their tiles take
-    /// the layer (bf16); else on the CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert, with
-    /// the shared experts in columns of their own. Each slot's sums run in the same order whatever the batch.
+    /// [`Sums::Fastest`]: up to MAX_SLOTS_BY_SLOT slots on the tensor-core tiles with the shared experts past
+    /// a very few rows, else by slot (with the shared experts in the same launch for a few rows); past them on
+    /// the grouped GEMMs (or by expert where they do not fit). Shared experts not run with the routed ones go
+    /// through cuBLAS. [`Sums::BatchInvariant`]: on the tensor-core tiles at every batch size where they take
+    /// the layer (bf16 weights); else on the CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert,
+    /// with the shared experts in columns of their own. Each slot's sums run in the same order whatever the
+    /// batch.
     pub fn moe_experts(
         &self,
         x: &Tensor,
@@ -163,7 +168,7 @@ impl Kernels {
         let (y, fused) = match sums {
             Sums::BatchInvariant => {
                 if let Some(out) =
-                    self.invariant_on_tensor_cores(x, routed, shared, ids, weights)?
+                    self.with_shared_on_tensor_cores(x, routed, shared, ids, weights)?
                 {
                     return Ok(out);
                 }
@@ -174,7 +179,17 @@ impl Kernels {
                 };
                 return self.experts_in_columns(x, routed, shared, ids, weights, columns);
             }
+            Sums::Fastest if b <= FUSED_SHARED_MAX_ROWS => {
+                self.experts_in_columns(x, routed, shared, ids, weights, Columns::BySlot)?
+            }
             Sums::Fastest if by_slot => {
+                if b > FASTEST_TILES_PAST_ROWS {
+                    if let Some(out) =
+                        self.with_shared_on_tensor_cores(x, routed, shared, ids, weights)?
+                    {
+                        return Ok(out);
+                    }
+                }
                 let fused = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
                 self.experts_in_columns(x, routed, fused, ids, weights, Columns::BySlot)?
             }
@@ -193,10 +208,11 @@ impl Kernels {
         Ok((y, shared))
     }
 
-    /// [`Sums::BatchInvariant`] on tensor cores, at every batch size, where the tiles take the layer: the
-    /// routed experts' grouped GEMMs (a slot's sums do not depend on the slots in its tile) and the shared
-    /// experts' linear tiles. None where they do not (f32, or sizes that are not multiples of 64).
-    fn invariant_on_tensor_cores(
+    /// The routed experts on the grouped GEMMs (a slot's sums do not depend on the slots in its tile) and the
+    /// shared experts on the linear tiles, both summed as [`Sums::BatchInvariant`] asks, where the tiles take
+    /// the layer. None where they do not: f32, sizes that are not multiples of 64, or int8 routed experts
+    /// (their GEMMs have only the 128-slot tiles, which are slow for a few slots).
+    fn with_shared_on_tensor_cores(
         &self,
         x: &Tensor,
         routed: Mlp<'_>,
@@ -210,6 +226,7 @@ impl Kernels {
             None => true,
         };
         let fits = self.tiles.is_some()
+            && !routed.is_int8()
             && shared_fits
             && LinearTiles::takes(h)
             && GroupedExperts::supports(self.dtype, h, routed.inter()?, routed.experts()?);

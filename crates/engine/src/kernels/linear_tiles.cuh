@@ -64,20 +64,28 @@ __device__ __forceinline__ void load_pairs(const float* row, int c, int, Pairs16
 }
 
 // acc[nt] += the K block at c of this lane's weight rows (lo: row g, hi: row g + 8) times x's rows of tile nt
-// (x_rows[nt] points at the lane's row g of it).
+// (x_rows[nt] points at the lane's row g of it). x is loaded X_AHEAD tiles at a time, all requested before
+// any is multiplied: one L2 round trip per X_AHEAD tiles rather than per tile.
+#define X_AHEAD 4
 template <typename X>
 __device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16& hi, const X* const x_rows[8],
                                                int tiles, int c, float acc[8][4]) {
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-        if (nt >= tiles) break;
-        Pairs16 xv;
-        load_pairs(x_rows[nt], c, 0, xv);
+    for (int nt0 = 0; nt0 < 8; nt0 += X_AHEAD) {
+        if (nt0 >= tiles) break;
+        Pairs16 xv[X_AHEAD];
 #pragma unroll
-        for (int s = 0; s < 4; ++s) {
-            const uint32_t a[4] = {lo.w[2 * s], hi.w[2 * s], lo.w[2 * s + 1], hi.w[2 * s + 1]};
-            const uint32_t b[2] = {xv.w[2 * s], xv.w[2 * s + 1]};
-            mma_bf16_16x8x16(acc[nt], a, b);
+        for (int i = 0; i < X_AHEAD; ++i)
+            if (nt0 + i < tiles) load_pairs(x_rows[nt0 + i], c, 0, xv[i]);
+#pragma unroll
+        for (int i = 0; i < X_AHEAD; ++i) {
+            if (nt0 + i >= tiles) break;
+#pragma unroll
+            for (int s = 0; s < 4; ++s) {
+                const uint32_t a[4] = {lo.w[2 * s], hi.w[2 * s], lo.w[2 * s + 1], hi.w[2 * s + 1]};
+                const uint32_t b[2] = {xv[i].w[2 * s], xv[i].w[2 * s + 1]};
+                mma_bf16_16x8x16(acc[nt0 + i], a, b);
+            }
         }
     }
 }

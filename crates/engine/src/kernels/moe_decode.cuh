@@ -63,16 +63,7 @@ __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float
         dot = warp_sum(dot);
         if (lane == 0) logits[row * e + ex] = dot;
     }
-    __threadfence();
-    __syncthreads();
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        last = atomicAdd(&done[row], 1u) == gridDim.y - 1;
-        if (last) done[row] = 0;
-    }
-    __syncthreads();
-    if (!last || warp != 0) return;
-    __threadfence();
+    if (!last_to_arrive(&done[row], gridDim.y) || warp != 0) return;
     __shared__ float probs[1024];
     float mx = -INFINITY;
     for (int i = lane; i < e; i += 32) {
