@@ -22,6 +22,12 @@ fn gpu() -> Device {
     deepread_engine::engine_gpu(0).expect("these tests need a CUDA GPU")
 }
 
+fn bf16_kernels(device: &Device) -> Kernels {
+    Kernels::new(device, DType::BF16)
+        .unwrap()
+        .expect("bf16 kernels on CUDA")
+}
+
 /// A stack of `EXPERTS` random (rows, cols) matrices as int8 rows on `device`.
 fn int8_stack(rows: usize, cols: usize, device: &Device) -> Int8Matrix {
     let blocks: Vec<QTensor> = (0..EXPERTS)
@@ -103,9 +109,7 @@ fn host<T: candle_core::WithDType>(t: &Tensor) -> Vec<T> {
 #[test]
 fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
     let device = gpu();
-    let kernels = Kernels::new(&device, DType::BF16)
-        .unwrap()
-        .expect("bf16 kernels on CUDA");
+    let kernels = bf16_kernels(&device);
     let gate_up = int8_stack(2 * INTER, HIDDEN, &device);
     let down = int8_stack(HIDDEN, INTER, &device);
     let (gate_up_bf16, down_bf16) = (
@@ -157,9 +161,7 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
 #[test]
 fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
     let device = gpu();
-    let kernels = Kernels::new(&device, DType::BF16)
-        .unwrap()
-        .expect("bf16 kernels on CUDA");
+    let kernels = bf16_kernels(&device);
     let stack = |rows, cols| {
         (Tensor::randn(0f32, 1.0, (EXPERTS, rows, cols), &device).unwrap() * 0.05)
             .unwrap()

@@ -179,9 +179,6 @@ impl Kernels {
                 };
                 return self.experts_in_columns(x, routed, shared, ids, weights, columns);
             }
-            Sums::Fastest if b <= FUSED_SHARED_MAX_ROWS => {
-                self.experts_in_columns(x, routed, shared, ids, weights, Columns::BySlot)?
-            }
             Sums::Fastest if by_slot => {
                 if b > FASTEST_TILES_PAST_ROWS {
                     if let Some(out) =
