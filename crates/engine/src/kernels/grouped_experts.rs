@@ -1,8 +1,8 @@
-//! The routed experts of a prompt, or of a step past 256 slots, as grouped GEMMs on tensor cores
-//! (moe_prefill.cu): the slots are grouped by expert on the GPU (`moe_plan`), then each expert's slots are
-//! multiplied by its weights in tiles of 128 slots, or of 16 where experts have a few (the same sums either
-//! way, so a slot's output does not depend on which tile served it). bf16 activations, weights in bf16 or int8
-//! rows (read as int8, multiplied in bf16), hidden and expert sizes multiples of 64; elsewhere the
+//! The routed experts of a prompt or of a decode step as grouped GEMMs on tensor cores (moe_prefill.cu): the
+//! slots are grouped by expert on the GPU (`moe_plan`), then each expert's slots are multiplied by its weights
+//! in tiles of 128 slots, or of 16 where experts have a few (the same sums either way, so a slot's output does
+//! not depend on which tile served it). bf16 activations, weights in bf16 or int8 rows (read as int8,
+//! multiplied in bf16; 128-slot tiles only), hidden and expert sizes multiples of 64; elsewhere the
 //! row-per-warp kernels run.
 
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};

@@ -3,8 +3,8 @@
 //! RoPE fused with the KV-cache write, split-K attention over each sequence's cache in `attention.cuh`, MoE
 //! experts that read only the chosen experts in `moe_decode.cuh`, the greedy choice under the n-gram ban), its
 //! weight-reading kernels also built for int8 rows (`crate::quant::Int8Matrix`, read as `weights.cuh` says).
-//! `flash_attention.cu`: the page's long attentions. `moe_prefill.cu`: the routed experts of a prompt, or of
-//! many pages, as grouped GEMMs on tensor cores, over bf16 or int8 rows. `vision.cu`: the vision encoders'
+//! `flash_attention.cu`: the page's long attentions. `moe_prefill.cu`: the routed experts as grouped GEMMs on
+//! tensor cores, a prompt's in 128-slot tiles and a decode step's in 16-slot ones, over bf16 or int8 rows. `vision.cu`: the vision encoders'
 //! linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the encoder's and the LM
 //! prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 
