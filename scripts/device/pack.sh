@@ -34,3 +34,9 @@ pdfunite "$paper" "$paper" "$paper" .gpu/remote/pages42.pdf
 mkdir -p .gpu/int8
 cp -f "$shared"/fixtures/grounding/with_source/docling_md_deepseek/*.md .gpu/int8/
 ls -la .gpu
+# The device tool carries at most 64 MiB: the tracked tree and untracked files besides .gpu/.
+carried=$(( $(du -sb .gpu | cut -f1) + $(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- | tail -1 | cut -f1) ))
+if [ "$carried" -gt $((64 * 1024 * 1024)) ]; then
+  echo "pack.sh: $((carried / 1000000)) MB to carry, over the device tool's 64 MiB: pack fewer binaries" \
+    "(or drop the PDFs and libpdfium.so where no prepare or remote step runs)" >&2
+fi
