@@ -19,7 +19,8 @@ const MOE_GROUP: usize = 8;
 /// their columns are the slowest of the launch (measured on the H100 at 8 rows, when they were one column).
 const FUSED_SHARED_MAX_ROWS: usize = 4;
 /// Rows past which [`Sums::Fastest`] runs the experts on tensor cores where the tiles take them, rather than by
-/// slot (H100, session 17: 4 pages 1.48 ms a step by slot, 1.38 on the tiles; 1 page 0.95 against 1.15).
+/// slot (H100, session 17: a 4-page step 1.48 ms by slot, 1.38 on the batch-invariant path's tiles; 1 page
+/// 0.95 against 1.15).
 const FASTEST_TILES_PAST_ROWS: usize = 2;
 /// Threads of the element-per-thread kernels.
 const ELEMENT_THREADS: u32 = 256;
