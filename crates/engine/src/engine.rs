@@ -85,7 +85,7 @@ pub enum DecodePath {
     /// pages beside it.
     Fused,
     /// The default for bf16 and f32 weights: the fused kernels, each output summed in the same order whatever
-    /// the batch size, so a page's tokens do not depend on the pages beside it; 0–20 % slower a step than
+    /// the batch size, so a page's tokens do not depend on the pages beside it; 1–21 % slower a step than
     /// [`DecodePath::Fused`] (docs/benchmarks.md). int8 weights take [`DecodePath::Fused`] by default for now:
     /// their expert GEMMs have no tiles for a few slots an expert yet.
     FusedBatchInvariant,
