@@ -241,9 +241,10 @@ fn run_engine(
 ) -> Result<EngineRun> {
     let t = Instant::now();
     let model = Model::load(model_dir, device, dtype)?;
+    // The decode steps the product takes: batch-invariant, as `Engine::new` builds them for bf16 and f32.
     let decoder = if fused {
         Some(
-            FusedDecoder::new(model.text(), device, dtype, Sums::Fastest)?
+            FusedDecoder::new(model.text(), device, dtype, Sums::BatchInvariant)?
                 .context("no fused decoder for this device and dtype")?,
         )
     } else {
