@@ -1,8 +1,8 @@
 //! The decode step's batch-invariant linear layers on tensor cores (linear_tiles.cuh), on the GPU in bf16: each
 //! row's output is the same, bit for bit, whatever rows are multiplied beside it, and whether its input norm
 //! runs inside the tiles or before them; it stays within bf16 rounding of the product written out in f32 on
-//! the CPU; and over int8 rows it equals the same kernel over the weights dequantized. Shapes with a partial tile of rows, a second block of 64 rows, and weight rows
-//! that do not fill the last block.
+//! the CPU; and over int8 rows it equals the same kernel over the weights dequantized. Shapes with a partial
+//! tile of rows, a second block of 64 rows, and weight rows that do not fill the last block.
 #![cfg(feature = "cuda")]
 
 use candle_core::quantized::{GgmlDType, QTensor};
