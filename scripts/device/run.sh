@@ -23,14 +23,15 @@
 #   prepare    deepread bench --prepare on two real PDFs, on 4 of the host's cores and on 2 (taskset)
 #   ab         the captured mix's first 200 pages with .gpu/deepread_b.xz beside .gpu/deepread.xz (an A/B of a change)
 #   together   continuous batching against reading alone, 64 pages at full size (continuous_parity), on the
-#              default (batch-invariant) path and on the fastest one
+#              batch-invariant path in bf16 and in int8, and on the fastest one in bf16
 #   steps      the decode step at STEP_PAGES pages (default 1, 16, 32 and 64; random weights): .gpu/deepread.xz on
 #              the default (batch-invariant) path and with --fastest, then .gpu/deepread_b.xz on both
 #   remote     32 pages read in process, then through `deepread serve` by `convert --engine remote`, 32 in flight:
 #              the Markdown compared, the reading times side by side (needs the weights step)
 #   remote1    the same for 8 pages read one at a time, where no page has another beside it in the batch
-#   int8       int8 weights on random weights drawn in the engine: the decode step at 1, 16 and 64 pages beside bf16's,
-#              then the logits' agreement with bf16 over 256 teacher-forced positions of real output text
+#   int8       int8 weights on random weights drawn in the engine: the decode step at 1, 16 and 64 pages beside bf16's
+#              (batch-invariant, then int8 with --fastest), then the logits' agreement with bf16 over 256
+#              teacher-forced positions of real output text
 set -uo pipefail
 export PYTHONUNBUFFERED=1 RUST_BACKTRACE=1
 NV=$(python3 -c 'import nvidia;print(list(nvidia.__path__)[0])')
@@ -101,15 +102,15 @@ for step in "$@"; do
           RUST_LOG=deepread_engine::scheduler=debug /tmp/$bin bench --document --mix captured --document-pages 200 \
             --grouped-pages 16 --slots 16 2>"/tmp/ab_$bin.log" | tee "$OUT/ab_$bin.txt"
           python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
-    together) for path in "" --fastest; do /tmp/continuous_parity 64 $path; done 2>&1 |
+    together) for path in "" --int8 --fastest; do /tmp/continuous_parity 64 $path; done 2>&1 |
                 tee "$OUT/continuous_parity.txt" ;;
     steps) for run in "deepread" "deepread --fastest" "deepread_b" "deepread_b --fastest"; do set -- $run
              [ -x "/tmp/$1" ] || continue; echo "--- $run"
              /tmp/$1 bench --pages ${STEP_PAGES:-1,16,32,64} --tokens 128 "${@:2}" 2>&1; done | tee "$OUT/steps.txt" ;;
     remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;
     remote1) remote_step 8 1 2>&1 | tee "$OUT/remote1.txt" ;;
-    int8) for weights in bf16 int8; do
-            /tmp/deepread bench --pages 1,16,64 --tokens 64 --weights $weights 2>&1; done | tee "$OUT/int8_bench.txt"
+    int8) for run in bf16 int8 "int8 --fastest"; do set -- $run; echo "--- $run"
+            /tmp/deepread bench --pages 1,16,64 --tokens 64 --weights "$@" 2>&1; done | tee "$OUT/int8_bench.txt"
           /tmp/int8_agreement remote/tokenizer.json int8/*.md 2>&1 | tee "$OUT/int8_agreement.txt" ;;
     profile) DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --cache-control none --clock-control none \
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \

@@ -7,11 +7,12 @@
 //!
 //! ```text
 //! cargo build --release --features cuda -p deepread-engine --example continuous_parity
-//! continuous_parity [PAGES] [--fastest]
+//! continuous_parity [PAGES] [--fastest] [--int8]
 //! ```
 //!
-//! By default pages decode on the engine's default path, whose kernels sum every output the same way whatever
-//! the batch size; `--fastest` on the kernels summed however is fastest for each batch size.
+//! By default pages decode on the batch-invariant path (the default for bf16), whose kernels sum every output
+//! the same way whatever the batch size; `--fastest` on the kernels summed however is fastest for each batch
+//! size. `--int8` quantizes the language model's weights to int8 first, as `--weights int8` does.
 //!
 //! Exits non-zero when fewer than 99 % of the pages are identical, or when a difference is not a near-tie.
 
@@ -34,6 +35,7 @@ const CROPS: usize = 6;
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let fastest = args.iter().any(|a| a == "--fastest");
+    let int8 = args.iter().any(|a| a == "--int8");
     let pages: usize = match args.iter().find(|a| !a.starts_with("--")) {
         Some(n) => n.parse().context("PAGES is a number")?,
         None => 64,
@@ -49,14 +51,21 @@ fn main() -> Result<()> {
         "a full-size run needs the GPU: {}",
         placement.describe()
     );
-    let model = Model::random(
+    let mut model = Model::random(
         ModelConfig::deepseek_ocr2(),
         &placement.device,
         DType::BF16,
         SEED,
     )?;
+    if int8 {
+        model = model.into_int8(None, "random")?;
+    }
     let engine = Engine::new(model)?.with_decode_path(path)?;
-    println!("{:?} decode path", engine.decode_path());
+    println!(
+        "{:?} decode path, {} weights",
+        engine.decode_path(),
+        if int8 { "int8" } else { "bf16" }
+    );
     let lengths = mixed_lengths(pages);
     let t = Instant::now();
     let mut alone = Vec::with_capacity(pages);

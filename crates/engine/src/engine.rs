@@ -86,8 +86,8 @@ pub enum DecodePath {
     Fused,
     /// The default for bf16 and f32 weights: the fused kernels, each output summed in the same order whatever
     /// the batch size, so a page's tokens do not depend on the pages beside it; 1–21 % slower a step than
-    /// [`DecodePath::Fused`] (docs/benchmarks.md). int8 weights take [`DecodePath::Fused`] by default for now:
-    /// their expert GEMMs have no tiles for a few slots an expert yet.
+    /// [`DecodePath::Fused`] (docs/benchmarks.md). int8 weights take [`DecodePath::Fused`] by default until
+    /// their narrow expert tiles (a few slots an expert) are measured on the GPU.
     FusedBatchInvariant,
     /// Stock candle ops, one at a time, as the reference implementation computes: the baseline for checks.
     Reference,

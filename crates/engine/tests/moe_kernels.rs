@@ -1,7 +1,8 @@
 //! The routed experts' grouped GEMMs (moe_prefill.cu) on the GPU: over int8 rows they give, bit for bit, what
 //! the bf16 GEMMs give over the same weights dequantized, and both stay within bf16 rounding of the SwiGLU
-//! experts written out in f32 on the CPU. Slots past 256 take the tensor-core path; shapes where an expert gets
-//! no slots, several row tiles, and a last column block only partly inside H.
+//! experts written out in f32 on the CPU; a slot gets the same sums from the narrow tiles of a decode step as
+//! from the wide tiles of a prompt. Shapes where an expert gets no slots, several row tiles, and a last column
+//! block only partly inside H.
 #![cfg(feature = "cuda")]
 
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -116,8 +117,9 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
         gate_up.dequantize(DType::BF16).unwrap(),
         down.dequantize(DType::BF16).unwrap(),
     );
-    // 75 tokens: 300 slots, under a row tile per expert; 700: 2,800, several tiles for most experts.
-    for tokens in [75, 700] {
+    // 5 and 16 tokens: the narrow tiles (up to 8 slots an expert on average); 75 tokens: 300 slots, under a
+    // wide row tile per expert; 700: 2,800, several tiles for most experts.
+    for tokens in [5, 16, 75, 700] {
         let x = Tensor::randn(0f32, 1.0, (tokens, HIDDEN), &device)
             .unwrap()
             .to_dtype(DType::BF16)
@@ -156,8 +158,9 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
 }
 
 /// A step of a few tokens runs the narrow tiles (16 slots × 64 columns, a deeper pipeline), a prompt the wide
-/// ones; `Sums::BatchInvariant` needs a slot to get the same sums from either. Tokens 40.. read on their own, 5
-/// then 16 of them (up to several narrow row tiles for an expert), against the same tokens among 700.
+/// ones; `Sums::BatchInvariant` needs a slot to get the same sums from either, over bf16 weights and over
+/// int8 rows. Tokens 40.. read on their own, 5 then 16 of them (up to several narrow row tiles for an expert),
+/// against the same tokens among 700.
 #[test]
 fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
     let device = gpu();
@@ -169,36 +172,54 @@ fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
             .unwrap()
     };
     let (gate_up, down) = (stack(2 * INTER, HIDDEN), stack(HIDDEN, INTER));
-    let mlp = Mlp::Dense {
-        gate_up: &gate_up,
-        down: &down,
-    };
-    let run = |x: &Tensor, ids: &Tensor, weights: &Tensor| {
-        let (y, _) = kernels
-            .moe_experts(x, mlp, None, ids, weights, Sums::BatchInvariant)
-            .unwrap();
-        y.to_vec2::<f32>().unwrap()
-    };
+    let (gate_up_int8, down_int8) = (
+        int8_stack(2 * INTER, HIDDEN, &device),
+        int8_stack(HIDDEN, INTER, &device),
+    );
+    let weights_of = [
+        (
+            "bf16",
+            Mlp::Dense {
+                gate_up: &gate_up,
+                down: &down,
+            },
+        ),
+        (
+            "int8",
+            Mlp::Int8 {
+                gate_up: &gate_up_int8,
+                down: &down_int8,
+            },
+        ),
+    ];
     let tokens = 700;
     let x = Tensor::randn(0f32, 1.0, (tokens, HIDDEN), &device)
         .unwrap()
         .to_dtype(DType::BF16)
         .unwrap();
     let (ids, weights) = routing(tokens, &device);
-    let among_all = run(&x, &ids, &weights);
-    let first = 40;
-    for few in [5, 16] {
-        let part = |t: &Tensor| t.narrow(0, first, few).unwrap().contiguous().unwrap();
-        let alone = run(&part(&x), &part(&ids), &part(&weights));
-        assert_eq!(alone.len(), few * TOP_K);
-        let scale = alone.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
-        assert!(scale > 1e-2, "the experts give something: {scale}");
-        let differ = (0..few * TOP_K)
-            .filter(|&s| alone[s] != among_all[first * TOP_K + s])
-            .count();
-        assert_eq!(
-            differ, 0,
-            "{few} tokens: slots whose sums differ from the same slots among {tokens} tokens"
-        );
+    for (name, mlp) in weights_of {
+        let run = |x: &Tensor, ids: &Tensor, weights: &Tensor| {
+            let (y, _) = kernels
+                .moe_experts(x, mlp, None, ids, weights, Sums::BatchInvariant)
+                .unwrap();
+            y.to_vec2::<f32>().unwrap()
+        };
+        let among_all = run(&x, &ids, &weights);
+        let first = 40;
+        for few in [5, 16] {
+            let part = |t: &Tensor| t.narrow(0, first, few).unwrap().contiguous().unwrap();
+            let alone = run(&part(&x), &part(&ids), &part(&weights));
+            assert_eq!(alone.len(), few * TOP_K);
+            let scale = alone.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
+            assert!(scale > 1e-2, "{name}: the experts give something: {scale}");
+            let differ = (0..few * TOP_K)
+                .filter(|&s| alone[s] != among_all[first * TOP_K + s])
+                .count();
+            assert_eq!(
+                differ, 0,
+                "{name}, {few} tokens: slots whose sums differ from the same slots among {tokens} tokens"
+            );
+        }
     }
 }

@@ -149,7 +149,7 @@ impl Kernels {
     /// a very few rows, else by slot (with the shared experts in the same launch for a few rows); past them on
     /// the grouped GEMMs (or by expert where they do not fit). Shared experts not run with the routed ones go
     /// through cuBLAS. [`Sums::BatchInvariant`]: on the tensor-core tiles at every batch size where they take
-    /// the layer (bf16 weights); else on the CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert,
+    /// the layer (bf16 activations); else on the CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert,
     /// with the shared experts in columns of their own. Each slot's sums run in the same order whatever the
     /// batch.
     pub fn moe_experts(
@@ -208,8 +208,7 @@ impl Kernels {
 
     /// The routed experts on the grouped GEMMs (a slot's sums do not depend on the slots in its tile) and the
     /// shared experts on the linear tiles, both summed as [`Sums::BatchInvariant`] asks, where the tiles take
-    /// the layer. None where they do not: f32, sizes that are not multiples of 64, or int8 routed experts
-    /// (their GEMMs have only the 128-slot tiles, which are slow for a few slots).
+    /// the layer. None where they do not: f32, or sizes that are not multiples of 64.
     fn with_shared_on_tensor_cores(
         &self,
         x: &Tensor,
@@ -224,7 +223,6 @@ impl Kernels {
             None => true,
         };
         let fits = self.tiles.is_some()
-            && !routed.is_int8()
             && shared_fits
             && LinearTiles::takes(h)
             && GroupedExperts::supports(self.dtype, h, routed.inter()?, routed.experts()?);

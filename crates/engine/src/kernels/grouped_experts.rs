@@ -2,8 +2,7 @@
 //! slots are grouped by expert on the GPU (`moe_plan`), then each expert's slots are multiplied by its weights
 //! in tiles of 128 slots, or of 16 where experts have a few (the same sums either way, so a slot's output does
 //! not depend on which tile served it). bf16 activations, weights in bf16 or int8 rows (read as int8,
-//! multiplied in bf16; 128-slot tiles only), hidden and expert sizes multiples of 64; elsewhere the
-//! row-per-warp kernels run.
+//! multiplied in bf16), hidden and expert sizes multiples of 64; elsewhere the row-per-warp kernels run.
 
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use candle_core::cuda_backend::CudaDevice;
@@ -60,6 +59,7 @@ pub struct GroupedExperts {
     bf16: Gemms,
     bf16_narrow: Gemms,
     int8: Gemms,
+    int8_narrow: Gemms,
 }
 
 impl GroupedExperts {
@@ -81,6 +81,7 @@ impl GroupedExperts {
             bf16: gemms("grouped_bf16", WIDE)?,
             bf16_narrow: gemms("narrow_bf16", NARROW)?,
             int8: gemms("grouped_int8", WIDE)?,
+            int8_narrow: gemms("narrow_int8", NARROW)?,
             dev: dev.clone(),
         })
     }
@@ -166,14 +167,14 @@ impl GroupedExperts {
         Ok(y)
     }
 
-    /// The kernels for these weights and this many slots over `experts`: int8 rows have Wide tiles only.
+    /// The kernels for these weights and this many slots over `experts`.
     fn gemms(&self, int8: bool, slots: usize, experts: usize) -> &Gemms {
-        if int8 {
-            &self.int8
-        } else if slots <= NARROW_SLOTS_PER_EXPERT * experts {
-            &self.bf16_narrow
-        } else {
-            &self.bf16
+        let narrow = slots <= NARROW_SLOTS_PER_EXPERT * experts;
+        match (int8, narrow) {
+            (false, true) => &self.bf16_narrow,
+            (false, false) => &self.bf16,
+            (true, true) => &self.int8_narrow,
+            (true, false) => &self.int8,
         }
     }
 }

@@ -327,70 +327,102 @@ __device__ void multiply_tile(const bf16* const a_row[S::A_COPIES], const bf16* 
 
 // ---------------------------------------------------------------------------------------------------------
 // The same tile over int8 weights (crate::quant::Int8Matrix's rows: K int8 weights, then K/32 f16 scales,
-// padded to 16 bytes), Wide only. A stage holds A as above and B's int8 bytes (128 rows × 32, row-major), half
-// of bf16's; each k-step the block converts them to one bf16 B tile, scale · q rounded as dequantize_int8
-// rounds, and multiplies as the bf16 path does. So the sums equal those over the dequantized weights, bit for
-// bit, while the weights cross memory once, as int8.
+// padded to 16 bytes). A stage holds A as above and B's int8 bytes (BN rows × BK, row-major), half of bf16's;
+// each k-step the block converts them to one bf16 B tile, scale · q rounded as dequantize_int8 rounds, and
+// multiplies as the bf16 path does. So the sums equal those over the dequantized weights, bit for bit, in
+// either shape, while the weights cross memory once, as int8.
 
-#define MOE_Q_B_BYTES_AT Wide::B_BYTES_AT                            // A (bf16), then B (int8)
-#define MOE_Q_STAGE_BYTES (MOE_Q_B_BYTES_AT + Wide::BN * Wide::BK)  // 12 KB
-#define MOE_Q_STAGES 3                                              // 36 KB, and the bf16 B tile's 8 KB
+// Where a thread's int8 copies go: the stage's B bytes are 16-byte pieces, piece p = tid + i·THREADS being
+// piece p % ROW_PIECES of B row p / ROW_PIECES; so a thread keeps one column of pieces over PIECES rows.
+template <typename S>
+struct Int8Stage {
+    static constexpr int ROW_PIECES = S::BK / 16;
+    static constexpr int PIECES = S::BN * ROW_PIECES / S::THREADS;  // a thread's, per stage
+    static constexpr int ROW_STRIDE = S::THREADS / ROW_PIECES;      // rows between a thread's pieces
+    static constexpr int B_AT = S::B_BYTES_AT;                      // A (bf16), then B (int8)
+    static constexpr int BYTES = B_AT + S::BN * S::BK;             // Wide 12 KB, Narrow 6 KB
+    static_assert(S::BN * ROW_PIECES % S::THREADS == 0, "whole pieces per thread");
+    static_assert(S::STAGES * BYTES + 2 * S::BN * S::BK <= 48 * 1024, "static shared memory");
 
-// This thread's B row is tid / 2: its 16 bytes (half tid % 2 of the row's 32) at k-step kt.
-__device__ __forceinline__ int int8_copy_row() { return threadIdx.x >> 1; }
+    static __device__ __forceinline__ int row(int i) { return threadIdx.x / ROW_PIECES + i * ROW_STRIDE; }
+    static __device__ __forceinline__ int piece() { return threadIdx.x % ROW_PIECES; }
+    static __device__ __forceinline__ int offset(int i) { return B_AT + (threadIdx.x + i * S::THREADS) * 16; }
+    // The f16 scale of this thread's piece of row i at k-step kt (one per 32 weights).
+    static __device__ __forceinline__ float scale(const uint8_t* row_start, int k, int kt) {
+        const unsigned short* scales = reinterpret_cast<const unsigned short*>(row_start + k);
+        return __half2float(__ushort_as_half(__ldg(scales + (kt * S::BK + piece() * 16) / 32)));
+    }
+};
 
-__device__ __forceinline__ void copy_stage_int8(uint32_t stage_base, const bf16* const a_row[Wide::A_COPIES],
-                                                const uint8_t* b_row, int kt) {
-    copy_stage_a<Wide>(stage_base, a_row, kt);
-    cp_async_16(stage_base + MOE_Q_B_BYTES_AT + threadIdx.x * 16, b_row + kt * Wide::BK + (threadIdx.x & 1) * 16);
+template <typename S>
+__device__ __forceinline__ void copy_stage_int8(uint32_t stage_base, const bf16* const a_row[S::A_COPIES],
+                                                const uint8_t* const b_row[Int8Stage<S>::PIECES], int kt) {
+    using Q = Int8Stage<S>;
+    copy_stage_a<S>(stage_base, a_row, kt);
+#pragma unroll
+    for (int i = 0; i < Q::PIECES; ++i)
+        cp_async_16(stage_base + Q::offset(i), b_row[i] + kt * S::BK + Q::piece() * 16);
 }
 
-// This thread's 16 int8 weights of a stage, times their scale d, to bf16 in the B tile (stage_offset's layout).
-__device__ __forceinline__ void convert_stage(const uint8_t* q_stage, bf16* b_tile, float d) {
-    const int row = int8_copy_row(), half = threadIdx.x & 1;
-    const uint4 packed = *reinterpret_cast<const uint4*>(q_stage + threadIdx.x * 16);
-    const uint32_t* words = reinterpret_cast<const uint32_t*>(&packed);
-    float q[16];
+// This thread's pieces of a stage (16 int8 weights each), times their scales d, to bf16 in the B tile
+// (stage_offset's layout: an int8 piece is two bf16 chunks).
+template <typename S>
+__device__ __forceinline__ void convert_stage(const uint8_t* stage, bf16* b_tile,
+                                              const float d[Int8Stage<S>::PIECES]) {
+    using Q = Int8Stage<S>;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) int8x4_to_float(words[i], q + 4 * i);
-    __nv_bfloat162 v[8];
+    for (int i = 0; i < Q::PIECES; ++i) {
+        const uint4 packed = *reinterpret_cast<const uint4*>(stage + Q::offset(i));
+        const uint32_t* words = reinterpret_cast<const uint32_t*>(&packed);
+        float q[16];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) v[i] = __floats2bfloat162_rn(d * q[2 * i], d * q[2 * i + 1]);
-    *reinterpret_cast<uint4*>(b_tile + stage_offset<Wide>(row, 2 * half)) = *reinterpret_cast<const uint4*>(v);
-    *reinterpret_cast<uint4*>(b_tile + stage_offset<Wide>(row, 2 * half + 1)) =
-        *reinterpret_cast<const uint4*>(v + 4);
+        for (int w = 0; w < 4; ++w) int8x4_to_float(words[w], q + 4 * w);
+        __nv_bfloat162 v[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = __floats2bfloat162_rn(d[i] * q[2 * j], d[i] * q[2 * j + 1]);
+        const int row = Q::row(i), chunk = 2 * Q::piece();
+        *reinterpret_cast<uint4*>(b_tile + stage_offset<S>(row, chunk)) = *reinterpret_cast<const uint4*>(v);
+        *reinterpret_cast<uint4*>(b_tile + stage_offset<S>(row, chunk + 1)) =
+            *reinterpret_cast<const uint4*>(v + 4);
+    }
 }
 
-// multiply_tile with B as int8 rows: b_row is this thread's row (int8_copy_row) of the block's 128.
-__device__ void multiply_tile_int8(const bf16* const a_row[Wide::A_COPIES], const uint8_t* b_row, int K,
-                                   float acc[Wide::M_TILES][4][4]) {
-    __shared__ __align__(128) uint8_t stages[MOE_Q_STAGES][MOE_Q_STAGE_BYTES];
-    __shared__ __align__(128) bf16 b_tile[Wide::BN * Wide::BK];
+// multiply_tile with B as int8 rows: b_row[i] is the start of this thread's row Int8Stage<S>::row(i).
+template <typename S>
+__device__ void multiply_tile_int8(const bf16* const a_row[S::A_COPIES],
+                                   const uint8_t* const b_row[Int8Stage<S>::PIECES], int K,
+                                   float acc[S::M_TILES][4][4]) {
+    using Q = Int8Stage<S>;
+    __shared__ __align__(128) uint8_t stages[S::STAGES][Q::BYTES];
+    __shared__ __align__(128) bf16 b_tile[S::BN * S::BK];
     const int warp = threadIdx.x >> 5;
-    const int warp_m = warp / Wide::WARPS_N, warp_n = warp % Wide::WARPS_N;
+    const int warp_m = warp / S::WARPS_N, warp_n = warp % S::WARPS_N;
     const uint32_t base = smem_address(stages), b_base = smem_address(b_tile);
-    const unsigned short* scales = reinterpret_cast<const unsigned short*>(b_row + K);  // one per k-step
-    const int ktiles = K / Wide::BK;
-    clear<Wide>(acc);
+    const int ktiles = K / S::BK;
+    clear<S>(acc);
 
 #pragma unroll
-    for (int s = 0; s < MOE_Q_STAGES - 1; ++s) {
-        if (s < ktiles) copy_stage_int8(base + s * MOE_Q_STAGE_BYTES, a_row, b_row, s);
+    for (int s = 0; s < S::STAGES - 1; ++s) {
+        if (s < ktiles) copy_stage_int8<S>(base + s * Q::BYTES, a_row, b_row, s);
         cp_async_commit();
     }
-    float d = __half2float(__ushort_as_half(__ldg(scales)));
+    float d[Q::PIECES];
+#pragma unroll
+    for (int i = 0; i < Q::PIECES; ++i) d[i] = Q::scale(b_row[i], K, 0);
     for (int kt = 0; kt < ktiles; ++kt) {
-        cp_async_wait<MOE_Q_STAGES - 2>();
+        cp_async_wait<S::STAGES - 2>();
         // Every warp is done with the previous step: its ring stage and the B tile may be written.
         __syncthreads();
-        const int next = kt + MOE_Q_STAGES - 1;
-        if (next < ktiles) copy_stage_int8(base + (next % MOE_Q_STAGES) * MOE_Q_STAGE_BYTES, a_row, b_row, next);
+        const int next = kt + S::STAGES - 1;
+        if (next < ktiles) copy_stage_int8<S>(base + (next % S::STAGES) * Q::BYTES, a_row, b_row, next);
         cp_async_commit();
-        const int slot = kt % MOE_Q_STAGES;
-        convert_stage(stages[slot] + MOE_Q_B_BYTES_AT, b_tile, d);
-        if (kt + 1 < ktiles) d = __half2float(__ushort_as_half(__ldg(scales + kt + 1)));
+        const int slot = kt % S::STAGES;
+        convert_stage<S>(stages[slot], b_tile, d);
+        if (kt + 1 < ktiles)
+#pragma unroll
+            for (int i = 0; i < Q::PIECES; ++i) d[i] = Q::scale(b_row[i], K, kt + 1);
         __syncthreads();
-        multiply_stage<Wide>(base + slot * MOE_Q_STAGE_BYTES, b_base, warp_m, warp_n, acc);
+        multiply_stage<S>(base + slot * Q::BYTES, b_base, warp_m, warp_n, acc);
     }
     cp_async_wait<0>();
 }
@@ -407,7 +439,7 @@ __device__ __forceinline__ int gate_up_weight_row(int r, int j0, int inter) {
 }
 
 // acc over the block's BN B rows: weight_row(r) is the row of w (all experts' rows in one) behind tile row r,
-// K the rows' length. bf16 rows, or int8 rows (multiply_tile_int8; Wide tiles only).
+// K the rows' length. bf16 rows, or int8 rows (multiply_tile_int8).
 template <typename S, typename WeightRow>
 __device__ __forceinline__ void multiply_weights(const bf16* const a_row[S::A_COPIES], const bf16* w,
                                                  WeightRow weight_row, int K, float acc[S::M_TILES][4][4]) {
@@ -420,7 +452,11 @@ __device__ __forceinline__ void multiply_weights(const bf16* const a_row[S::A_CO
 template <typename S, typename WeightRow>
 __device__ __forceinline__ void multiply_weights(const bf16* const a_row[S::A_COPIES], const uint8_t* w,
                                                  WeightRow weight_row, int K, float acc[S::M_TILES][4][4]) {
-    multiply_tile_int8(a_row, w + weight_row(int8_copy_row()) * Int8::row_bytes(K), K, acc);
+    using Q = Int8Stage<S>;
+    const uint8_t* b_row[Q::PIECES];
+#pragma unroll
+    for (int i = 0; i < Q::PIECES; ++i) b_row[i] = w + weight_row(Q::row(i)) * Int8::row_bytes(K);
+    multiply_tile_int8<S>(a_row, b_row, K, acc);
 }
 
 // Where a thread's accumulators sit in the block's tile.
@@ -520,8 +556,8 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
         }
 }
 
-// The kernels: Wide tiles over bf16 weights and over int8 rows, Narrow tiles over bf16 weights (see
-// moe_gate_up_grouped and moe_down_grouped). MIN_BLOCKS: blocks per SM the registers must allow.
+// The kernels: Wide and Narrow tiles, each over bf16 weights and over int8 rows (see moe_gate_up_grouped and
+// moe_down_grouped). MIN_BLOCKS: blocks per SM the registers must allow.
 #define INSTANTIATE(S, MIN_BLOCKS, W, NAME)                                                                        \
     extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                           \
         moe_gate_up_##NAME(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act, int k,    \
@@ -537,3 +573,4 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
 INSTANTIATE(Wide, 2, bf16, grouped_bf16)
 INSTANTIATE(Wide, 2, uint8_t, grouped_int8)
 INSTANTIATE(Narrow, 8, bf16, narrow_bf16)
+INSTANTIATE(Narrow, 8, uint8_t, narrow_int8)
