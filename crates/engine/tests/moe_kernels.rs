@@ -18,6 +18,8 @@ const EXPERTS: usize = 8;
 const TOP_K: usize = 4;
 const HIDDEN: usize = 192;
 const INTER: usize = 128;
+/// Wider than the routed experts, as the model's are (1,792 against 896): gate/up's grid spans it.
+const SHARED_INTER: usize = 192;
 
 fn gpu() -> Device {
     deepread_engine::engine_gpu(0).expect("these tests need a CUDA GPU")
@@ -29,15 +31,37 @@ fn bf16_kernels(device: &Device) -> Kernels {
         .expect("bf16 kernels on CUDA")
 }
 
+/// A random (rows, cols) matrix in Q8_0 blocks.
+fn random_q8_0(rows: usize, cols: usize) -> QTensor {
+    let w = (Tensor::randn(0f32, 1.0, (rows, cols), &Device::Cpu).unwrap() * 0.05).unwrap();
+    QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()
+}
+
 /// A stack of `EXPERTS` random (rows, cols) matrices as int8 rows on `device`.
 fn int8_stack(rows: usize, cols: usize, device: &Device) -> Int8Matrix {
-    let blocks: Vec<QTensor> = (0..EXPERTS)
-        .map(|_| {
-            let w = (Tensor::randn(0f32, 1.0, (rows, cols), &Device::Cpu).unwrap() * 0.05).unwrap();
-            QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()
-        })
-        .collect();
+    let blocks: Vec<QTensor> = (0..EXPERTS).map(|_| random_q8_0(rows, cols)).collect();
     Int8Matrix::from_q8_0(&blocks.iter().collect::<Vec<_>>(), device).unwrap()
+}
+
+/// One random (rows, cols) matrix as int8 rows on `device`.
+fn int8_matrix(rows: usize, cols: usize, device: &Device) -> Int8Matrix {
+    Int8Matrix::from_q8_0(&[&random_q8_0(rows, cols)], device).unwrap()
+}
+
+/// `tokens` random rows of activations (standard normal, bf16) on `device`.
+fn activations(tokens: usize, device: &Device) -> Tensor {
+    Tensor::randn(0f32, 1.0, (tokens, HIDDEN), device)
+        .unwrap()
+        .to_dtype(DType::BF16)
+        .unwrap()
+}
+
+/// Random bf16 weights of `dims` on `device`, of the int8 matrices' scale.
+fn bf16_weights(dims: &[usize], device: &Device) -> Tensor {
+    (Tensor::randn(0f32, 1.0, dims, device).unwrap() * 0.05)
+        .unwrap()
+        .to_dtype(DType::BF16)
+        .unwrap()
 }
 
 /// Each token's `TOP_K` distinct experts, spread unevenly, expert 7 never chosen; weights in (0, 1).
@@ -62,7 +86,19 @@ fn routing(tokens: usize, device: &Device) -> (Tensor, Tensor) {
     )
 }
 
-/// y (slots, H) in f32 on the CPU: weight · down · (silu(gate · x) ⊙ up · x) per slot, in f32 throughout.
+/// down · (silu(gate · row) ⊙ up · row) in f32 on the CPU, for one MLP: gate_up (2I, H), down (H, I), row (H, 1).
+fn swiglu_in_f32(gate_up: &Tensor, down: &Tensor, row: &Tensor) -> Tensor {
+    let inter = gate_up.dim(0).unwrap() / 2;
+    let gu = gate_up.matmul(row).unwrap().squeeze(1).unwrap();
+    let (g, u) = (
+        gu.narrow(0, 0, inter).unwrap(),
+        gu.narrow(0, inter, inter).unwrap(),
+    );
+    let act = (g.silu().unwrap() * u).unwrap().unsqueeze(1).unwrap();
+    down.matmul(&act).unwrap().squeeze(1).unwrap()
+}
+
+/// y (slots, H) in f32 on the CPU: weight · the slot's expert on its token, in f32 throughout.
 fn experts_in_f32(
     x: &Tensor,
     gate_up: &Tensor,
@@ -78,26 +114,22 @@ fn experts_in_f32(
         .map(|slot| {
             let e = ids[slot] as usize;
             let row = x.get(slot / TOP_K).unwrap().unsqueeze(1).unwrap();
-            let gu = gate_up
-                .get(e)
-                .unwrap()
-                .matmul(&row)
-                .unwrap()
-                .squeeze(1)
-                .unwrap();
-            let (g, u) = (
-                gu.narrow(0, 0, INTER).unwrap(),
-                gu.narrow(0, INTER, INTER).unwrap(),
-            );
-            let act = (g.silu().unwrap() * u).unwrap().unsqueeze(1).unwrap();
-            let y = down
-                .get(e)
-                .unwrap()
-                .matmul(&act)
-                .unwrap()
-                .squeeze(1)
-                .unwrap();
+            let y = swiglu_in_f32(&gate_up.get(e).unwrap(), &down.get(e).unwrap(), &row);
             (y * w[slot] as f64).unwrap().to_vec1::<f32>().unwrap()
+        })
+        .collect()
+}
+
+/// The shared experts' y (T, H) in f32 on the CPU.
+fn shared_in_f32(x: &Tensor, gate_up: &Tensor, down: &Tensor) -> Vec<Vec<f32>> {
+    let cpu = gap::f32_on_cpu;
+    let (x, gate_up, down) = (cpu(x), cpu(gate_up), cpu(down));
+    (0..x.dim(0).unwrap())
+        .map(|t| {
+            let row = x.get(t).unwrap().unsqueeze(1).unwrap();
+            swiglu_in_f32(&gate_up, &down, &row)
+                .to_vec1::<f32>()
+                .unwrap()
         })
         .collect()
 }
@@ -107,118 +139,177 @@ fn host<T: candle_core::WithDType>(t: &Tensor) -> Vec<T> {
     t.flatten_all().unwrap().to_vec1::<T>().unwrap()
 }
 
+/// The outputs of a MoE layer's experts, routed (slots, H) and shared (T, H), on the host.
+struct Outputs {
+    routed: Vec<Vec<f32>>,
+    shared: Vec<Vec<f32>>,
+}
+
+/// A layer's routed and shared experts through `moe_experts` on `x`.
+fn run_experts(
+    kernels: &Kernels,
+    (routed, shared): (Mlp<'_>, Mlp<'_>),
+    x: &Tensor,
+    (ids, weights): (&Tensor, &Tensor),
+    sums: Sums,
+) -> Outputs {
+    let (y, shared) = kernels
+        .moe_experts(x, routed, Some(shared), ids, weights, sums)
+        .unwrap();
+    Outputs {
+        routed: y.to_vec2::<f32>().unwrap(),
+        shared: shared
+            .expect("the shared experts' output")
+            .to_vec2::<f32>()
+            .unwrap(),
+    }
+}
+
+/// Rows that differ between two tables, bit for bit.
+fn rows_that_differ(a: &[Vec<f32>], b: &[Vec<f32>]) -> usize {
+    assert_eq!(a.len(), b.len(), "tables of one shape");
+    a.iter().zip(b).filter(|(a, b)| a != b).count()
+}
+
+/// Whether two tables hold the same values, bit for bit (a NaN never equals itself), `a` not nothing.
+fn same_sums(a: &[Vec<f32>], b: &[Vec<f32>]) -> bool {
+    let scale = a.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
+    assert!(scale > 1e-2, "the experts give something: {scale}");
+    rows_that_differ(a, b) == 0
+}
+
+/// The largest gap to the f32 arithmetic, relative to its largest value, which must not be nothing.
+fn relative_gap(got: &[Vec<f32>], want: &[Vec<f32>]) -> f32 {
+    let (worst, scale) = gap::largest_gap(got, want);
+    assert!(scale > 1e-2, "the experts give something: {scale}");
+    worst / scale
+}
+
 #[test]
 fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
     let device = gpu();
     let kernels = bf16_kernels(&device);
-    let gate_up = int8_stack(2 * INTER, HIDDEN, &device);
-    let down = int8_stack(HIDDEN, INTER, &device);
-    let (gate_up_bf16, down_bf16) = (
-        gate_up.dequantize(DType::BF16).unwrap(),
-        down.dequantize(DType::BF16).unwrap(),
+    let int8 = [
+        int8_stack(2 * INTER, HIDDEN, &device),
+        int8_stack(HIDDEN, INTER, &device),
+        int8_matrix(2 * SHARED_INTER, HIDDEN, &device),
+        int8_matrix(HIDDEN, SHARED_INTER, &device),
+    ];
+    let dense = int8.each_ref().map(|m| m.dequantize(DType::BF16).unwrap());
+    let [gate_up, down, shared_gate_up, shared_down] = &int8;
+    let int8_mlps = (
+        Mlp::Int8 { gate_up, down },
+        Mlp::Int8 {
+            gate_up: shared_gate_up,
+            down: shared_down,
+        },
     );
-    // 5 and 16 tokens: the narrow tiles (up to 8 slots an expert on average); 75 tokens: 300 slots, under a
-    // wide row tile per expert; 700: 2,800, several tiles for most experts.
+    let [gate_up, down, shared_gate_up, shared_down] = &dense;
+    let dense_mlps = (
+        Mlp::Dense { gate_up, down },
+        Mlp::Dense {
+            gate_up: shared_gate_up,
+            down: shared_down,
+        },
+    );
+    // 5 and 16 tokens: the narrow tiles (up to 8 slots an expert on average), the shared experts beside the
+    // routed ones; 75 tokens: 300 slots, under a wide row tile per expert; 700: 2,800, several tiles for most
+    // experts. Past 256 slots the fastest path runs the shared experts on their own.
     for tokens in [5, 16, 75, 700] {
-        let x = Tensor::randn(0f32, 1.0, (tokens, HIDDEN), &device)
-            .unwrap()
-            .to_dtype(DType::BF16)
-            .unwrap();
+        let x = activations(tokens, &device);
         let (ids, weights) = routing(tokens, &device);
-        let run = |mlp: Mlp<'_>| {
-            let (y, shared) = kernels
-                .moe_experts(&x, mlp, None, &ids, &weights, Sums::Fastest)
-                .unwrap();
-            assert!(shared.is_none());
-            y.to_vec2::<f32>().unwrap()
-        };
-        let int8 = run(Mlp::Int8 {
-            gate_up: &gate_up,
-            down: &down,
-        });
-        let dense = run(Mlp::Dense {
-            gate_up: &gate_up_bf16,
-            down: &down_bf16,
-        });
-        assert_eq!(int8.len(), tokens * TOP_K);
-        let differ = int8.iter().zip(&dense).filter(|(a, b)| a != b).count();
+        let run = |mlps| run_experts(&kernels, mlps, &x, (&ids, &weights), Sums::Fastest);
+        let (from_int8, from_dense) = (run(int8_mlps), run(dense_mlps));
+        assert_eq!(from_int8.routed.len(), tokens * TOP_K);
+        assert_eq!(from_int8.shared.len(), tokens);
         assert_eq!(
-            differ, 0,
+            rows_that_differ(&from_int8.routed, &from_dense.routed),
+            0,
             "{tokens} tokens: slots whose int8 sums differ from the dequantized weights'"
         );
-
-        let want = experts_in_f32(&x, &gate_up_bf16, &down_bf16, &ids, &weights);
-        let (worst, scale) = gap::largest_gap(&int8, &want);
-        assert!(scale > 1e-2, "the experts give something: {scale}");
-        assert!(
-            worst / scale < 2e-2,
-            "{tokens} tokens: {worst} off an f32 product whose largest value is {scale}"
+        assert_eq!(
+            rows_that_differ(&from_int8.shared, &from_dense.shared),
+            0,
+            "{tokens} tokens: the shared experts' int8 sums differ from the dequantized weights'"
         );
+
+        let want = experts_in_f32(&x, &dense[0], &dense[1], &ids, &weights);
+        let gap = relative_gap(&from_int8.routed, &want);
+        assert!(gap < 2e-2, "{tokens} tokens: routed {gap} off f32");
+        let want = shared_in_f32(&x, &dense[2], &dense[3]);
+        let gap = relative_gap(&from_int8.shared, &want);
+        assert!(gap < 2e-2, "{tokens} tokens: shared {gap} off f32");
     }
 }
 
 /// A step of a few tokens runs the narrow tiles (16 slots × 64 columns, a deeper pipeline), a prompt the wide
 /// ones; `Sums::BatchInvariant` needs a slot to get the same sums from either, over bf16 weights and over
-/// int8 rows. Tokens 40.. read on their own, 5 then 16 of them (up to several narrow row tiles for an expert),
-/// against the same tokens among 700.
+/// int8 rows, and so the shared experts beside them. Tokens 40.. read on their own, 5 then 16 of them (up to
+/// several narrow row tiles for an expert), against the same tokens among 700.
 #[test]
 fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
     let device = gpu();
     let kernels = bf16_kernels(&device);
-    let stack = |rows, cols| {
-        (Tensor::randn(0f32, 1.0, (EXPERTS, rows, cols), &device).unwrap() * 0.05)
-            .unwrap()
-            .to_dtype(DType::BF16)
-            .unwrap()
-    };
-    let (gate_up, down) = (stack(2 * INTER, HIDDEN), stack(HIDDEN, INTER));
-    let (gate_up_int8, down_int8) = (
+    let dense = [
+        bf16_weights(&[EXPERTS, 2 * INTER, HIDDEN], &device),
+        bf16_weights(&[EXPERTS, HIDDEN, INTER], &device),
+        bf16_weights(&[2 * SHARED_INTER, HIDDEN], &device),
+        bf16_weights(&[HIDDEN, SHARED_INTER], &device),
+    ];
+    let int8 = [
         int8_stack(2 * INTER, HIDDEN, &device),
         int8_stack(HIDDEN, INTER, &device),
-    );
+        int8_matrix(2 * SHARED_INTER, HIDDEN, &device),
+        int8_matrix(HIDDEN, SHARED_INTER, &device),
+    ];
+    let [gate_up, down, sgu, sd] = &dense;
+    let [q_gate_up, q_down, q_sgu, q_sd] = &int8;
     let weights_of = [
         (
             "bf16",
-            Mlp::Dense {
-                gate_up: &gate_up,
-                down: &down,
-            },
+            (
+                Mlp::Dense { gate_up, down },
+                Mlp::Dense {
+                    gate_up: sgu,
+                    down: sd,
+                },
+            ),
         ),
         (
             "int8",
-            Mlp::Int8 {
-                gate_up: &gate_up_int8,
-                down: &down_int8,
-            },
+            (
+                Mlp::Int8 {
+                    gate_up: q_gate_up,
+                    down: q_down,
+                },
+                Mlp::Int8 {
+                    gate_up: q_sgu,
+                    down: q_sd,
+                },
+            ),
         ),
     ];
     let tokens = 700;
-    let x = Tensor::randn(0f32, 1.0, (tokens, HIDDEN), &device)
-        .unwrap()
-        .to_dtype(DType::BF16)
-        .unwrap();
+    let x = activations(tokens, &device);
     let (ids, weights) = routing(tokens, &device);
-    for (name, mlp) in weights_of {
+    for (name, mlps) in weights_of {
         let run = |x: &Tensor, ids: &Tensor, weights: &Tensor| {
-            let (y, _) = kernels
-                .moe_experts(x, mlp, None, ids, weights, Sums::BatchInvariant)
-                .unwrap();
-            y.to_vec2::<f32>().unwrap()
+            run_experts(&kernels, mlps, x, (ids, weights), Sums::BatchInvariant)
         };
         let among_all = run(&x, &ids, &weights);
         let first = 40;
         for few in [5, 16] {
             let part = |t: &Tensor| t.narrow(0, first, few).unwrap().contiguous().unwrap();
             let alone = run(&part(&x), &part(&ids), &part(&weights));
-            assert_eq!(alone.len(), few * TOP_K);
-            let scale = alone.iter().flatten().fold(0f32, |m, v| m.max(v.abs()));
-            assert!(scale > 1e-2, "{name}: the experts give something: {scale}");
-            let differ = (0..few * TOP_K)
-                .filter(|&s| alone[s] != among_all[first * TOP_K + s])
-                .count();
-            assert_eq!(
-                differ, 0,
+            assert_eq!(alone.routed.len(), few * TOP_K);
+            let slots = first * TOP_K..(first + few) * TOP_K;
+            assert!(
+                same_sums(&alone.routed, &among_all.routed[slots]),
                 "{name}, {few} tokens: slots whose sums differ from the same slots among {tokens} tokens"
+            );
+            assert!(
+                same_sums(&alone.shared, &among_all.shared[first..first + few]),
+                "{name}, {few} tokens: shared experts' sums differ from the same tokens among {tokens}"
             );
         }
     }

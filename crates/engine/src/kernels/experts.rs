@@ -8,7 +8,6 @@ use candle_core::{DType, Tensor};
 use super::buffers::address;
 use super::grouped_experts::GroupedExperts;
 use super::launch::{grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS};
-use super::linear_tiles::LinearTiles;
 use super::mlp::Mlp;
 use crate::error::{EngineError, Result};
 use crate::lm::Sums;
@@ -145,13 +144,13 @@ impl Kernels {
     /// every row when given. Returns y (B·k, H) in f32, already weighted, and the shared experts' output (B, H)
     /// in f32 (values of the activation dtype).
     ///
-    /// [`Sums::Fastest`]: up to MAX_SLOTS_BY_SLOT slots on the tensor-core tiles with the shared experts past
-    /// a very few rows, else by slot (with the shared experts in the same launch for a few rows); past them on
-    /// the grouped GEMMs (or by expert where they do not fit). Shared experts not run with the routed ones go
-    /// through cuBLAS. [`Sums::BatchInvariant`]: on the tensor-core tiles at every batch size where they take
-    /// the layer (bf16 activations); else on the CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert,
-    /// with the shared experts in columns of their own. Each slot's sums run in the same order whatever the
-    /// batch.
+    /// [`Sums::Fastest`]: up to MAX_SLOTS_BY_SLOT slots on the tensor-core tiles, the shared experts in the
+    /// same launches, past a very few rows, else by slot (with the shared experts in the same launch for a few
+    /// rows); past them on the grouped GEMMs (or by expert where they do not fit). Shared experts not run with
+    /// the routed ones go through cuBLAS. [`Sums::BatchInvariant`]: routed and shared experts together on the
+    /// tensor-core tiles at every batch size where they take the layer (bf16 activations); else on the
+    /// CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert, with the shared experts in columns of
+    /// their own. Each slot's sums run in the same order whatever the batch.
     pub fn moe_experts(
         &self,
         x: &Tensor,
@@ -206,9 +205,9 @@ impl Kernels {
         Ok((y, shared))
     }
 
-    /// The routed experts on the grouped GEMMs (a slot's sums do not depend on the slots in its tile) and the
-    /// shared experts on the linear tiles, both summed as [`Sums::BatchInvariant`] asks, where the tiles take
-    /// the layer. None where they do not: f32, or sizes that are not multiples of 64.
+    /// The routed and the shared experts together on the grouped GEMMs (a slot's sums do not depend on the
+    /// slots in its tile), as [`Sums::BatchInvariant`] asks, where the tiles take the layer. None where they do
+    /// not: f32, or sizes that are not multiples of 64.
     fn with_shared_on_tensor_cores(
         &self,
         x: &Tensor,
@@ -217,30 +216,16 @@ impl Kernels {
         ids: &Tensor,
         weights: &Tensor,
     ) -> Result<Option<(Tensor, Option<Tensor>)>> {
-        let h = x.dim(1)?;
         let shared_fits = match shared {
-            Some(mlp) => LinearTiles::takes(mlp.inter()?),
+            Some(mlp) => GroupedExperts::takes_shared(mlp.inter()?),
             None => true,
         };
-        let fits = self.tiles.is_some()
-            && shared_fits
-            && LinearTiles::takes(h)
-            && GroupedExperts::supports(self.dtype, h, routed.inter()?, routed.experts()?);
+        let fits = shared_fits
+            && GroupedExperts::supports(self.dtype, x.dim(1)?, routed.inter()?, routed.experts()?);
         if !fits {
             return Ok(None);
         }
-        let y = self.grouped.forward(x, routed, ids, weights)?;
-        let shared = shared
-            .map(|mlp| {
-                let (gate_up, down) = mlp.weights();
-                let act = self.swiglu(x, gate_up, Sums::BatchInvariant)?;
-                Ok::<_, EngineError>(
-                    self.linear(&act, down, Sums::BatchInvariant)?
-                        .to_dtype(DType::F32)?,
-                )
-            })
-            .transpose()?;
-        Ok(Some((y, shared)))
+        Ok(Some(self.grouped.forward(x, routed, shared, ids, weights)?))
     }
 
     /// Many slots: grouped GEMMs on tensor cores where their tiles fit (int8 experts read as int8), else a
@@ -253,7 +238,8 @@ impl Kernels {
         weights: &Tensor,
     ) -> Result<Tensor> {
         if GroupedExperts::supports(self.dtype, x.dim(1)?, routed.inter()?, routed.experts()?) {
-            return self.grouped.forward(x, routed, ids, weights);
+            let (y, _) = self.grouped.forward(x, routed, None, ids, weights)?;
+            return Ok(y);
         }
         let (y, _) = self.experts_in_columns(x, routed, None, ids, weights, Columns::ByExpert)?;
         Ok(y)
@@ -463,7 +449,7 @@ enum Columns {
 }
 
 /// The column kernels read one kind of weights a launch.
-fn mixed_weights() -> EngineError {
+pub(super) fn mixed_weights() -> EngineError {
     EngineError::Input(
         "a MoE layer's routed and shared experts must both be int8, or neither".into(),
     )

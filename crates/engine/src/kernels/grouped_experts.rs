@@ -1,7 +1,8 @@
 //! The routed experts of a prompt or of a decode step as grouped GEMMs on tensor cores (moe_prefill.cu): the
 //! slots are grouped by expert on the GPU (`moe_plan`), then each expert's slots are multiplied by its weights
 //! in tiles of 128 slots, or of 16 where experts have a few (the same sums either way, so a slot's output does
-//! not depend on which tile served it). bf16 activations, weights in bf16 or int8 rows (read as int8,
+//! not depend on which tile served it). A layer's shared experts can ride in the same two launches, as one
+//! more expert whose slots are all the tokens. bf16 activations, weights in bf16 or int8 rows (read as int8,
 //! multiplied in bf16), hidden and expert sizes multiples of 64; elsewhere the row-per-warp kernels run.
 
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
@@ -9,6 +10,7 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
 use super::buffers::{address, empty};
+use super::experts::mixed_weights;
 use super::mlp::Mlp;
 use crate::error::{EngineError, Result};
 
@@ -94,15 +96,25 @@ impl GroupedExperts {
             && experts <= MAX_EXPERTS
     }
 
+    /// Whether shared experts `inter` wide can run beside the routed ones.
+    pub fn takes_shared(inter: usize) -> bool {
+        inter.is_multiple_of(64)
+    }
+
     /// y (slots, H) in f32, weighted, for the slots `ids` (T, k) of the rows of `x` (T, H) through the stacked
-    /// experts: gate_up (E, 2I, H) and down (E, H, I).
+    /// experts: gate_up (E, 2I, H) and down (E, H, I). With `shared` (gate_up (2I', H), down (H, I'), of the
+    /// routed experts' kind), the shared experts' y (T, H) in f32 too, from the same two launches.
     pub fn forward(
         &self,
         x: &Tensor,
         experts: Mlp<'_>,
+        shared: Option<Mlp<'_>>,
         ids: &Tensor,
         weights: &Tensor,
-    ) -> Result<Tensor> {
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        if shared.is_some_and(|s| s.is_int8() != experts.is_int8()) {
+            return Err(mixed_weights());
+        }
         let (t, h) = x.dims2()?;
         let (e, inter, top_k) = (experts.experts()?, experts.inter()?, ids.dim(1)?);
         let slots = t * top_k;
@@ -112,6 +124,9 @@ impl GroupedExperts {
         let order = empty(&self.dev, slots, DType::U32)?;
         let act = empty(&self.dev, (slots, inter), DType::BF16)?;
         let y = empty(&self.dev, (slots, h), DType::F32)?;
+        let shared = shared
+            .map(|mlp| SharedBuffers::new(&self.dev, mlp, t, h))
+            .transpose()?;
         let (gu_p, d_p) = experts.addresses()?;
         let (x_p, ids_p, w_p) = (address(x)?, address(ids)?, address(weights)?);
         let (off_p, ord_p, act_p, y_p) = (
@@ -120,8 +135,17 @@ impl GroupedExperts {
             address(&act)?,
             address(&y)?,
         );
-        let (slots_i, e_i, k_i, h_i, i_i) =
-            (slots as i32, e as i32, top_k as i32, h as i32, inter as i32);
+        let s = shared
+            .as_ref()
+            .map_or(Ok(SharedArgs::default()), SharedBuffers::args)?;
+        let (slots_i, e_i, k_i, h_i, i_i, t_i) = (
+            slots as i32,
+            e as i32,
+            top_k as i32,
+            h as i32,
+            inter as i32,
+            t as i32,
+        );
         let stream = self.dev.cuda_stream();
         let mut plan = stream.launch_builder(&self.plan);
         plan.arg(&ids_p)
@@ -130,8 +154,14 @@ impl GroupedExperts {
             .arg(&off_p)
             .arg(&ord_p);
         launch(plan, (1, 1), PLAN_THREADS)?;
-        // Every expert's slots in tiles: at most ceil(slots / tile) + E of them; the rest exit at once.
-        let tiles = (slots.div_ceil(tile.slots) + e) as u32;
+        // Every expert's slots in tiles: at most ceil(slots / tile) + E of them (the rest exit at once), then
+        // the shared experts' tiles of tokens.
+        let shared_tiles = if shared.is_some() {
+            t.div_ceil(tile.slots)
+        } else {
+            0
+        };
+        let tiles = (slots.div_ceil(tile.slots) + e + shared_tiles) as u32;
         let mut first = stream.launch_builder(&gemms.gate_up);
         first
             .arg(&x_p)
@@ -142,10 +172,15 @@ impl GroupedExperts {
             .arg(&k_i)
             .arg(&h_i)
             .arg(&i_i)
-            .arg(&e_i);
+            .arg(&e_i)
+            .arg(&t_i)
+            .arg(&s.gate_up)
+            .arg(&s.act)
+            .arg(&s.inter);
+        let widest = inter.max(s.inter as usize);
         launch(
             first,
-            ((inter / tile.gate_up_columns) as u32, tiles),
+            ((widest / tile.gate_up_columns) as u32, tiles),
             tile.threads,
         )?;
         let mut second = stream.launch_builder(&gemms.down);
@@ -158,13 +193,19 @@ impl GroupedExperts {
             .arg(&y_p)
             .arg(&h_i)
             .arg(&i_i)
-            .arg(&e_i);
+            .arg(&e_i)
+            .arg(&t_i)
+            .arg(&k_i)
+            .arg(&s.down)
+            .arg(&s.act)
+            .arg(&s.y)
+            .arg(&s.inter);
         launch(
             second,
             (h.div_ceil(tile.down_columns) as u32, tiles),
             tile.threads,
         )?;
-        Ok(y)
+        Ok((y, shared.map(|s| s.y)))
     }
 
     /// The kernels for these weights and this many slots over `experts`.
@@ -176,6 +217,44 @@ impl GroupedExperts {
             (true, true) => &self.int8_narrow,
             (true, false) => &self.int8,
         }
+    }
+}
+
+/// The shared experts' weights and the buffers their launches write: act (T, I') bf16, y (T, H) f32.
+struct SharedBuffers<'a> {
+    mlp: Mlp<'a>,
+    act: Tensor,
+    y: Tensor,
+}
+
+/// The shared experts' kernel arguments: addresses (0 for none) and their width.
+#[derive(Default)]
+struct SharedArgs {
+    gate_up: u64,
+    down: u64,
+    act: u64,
+    y: u64,
+    inter: i32,
+}
+
+impl<'a> SharedBuffers<'a> {
+    fn new(dev: &CudaDevice, mlp: Mlp<'a>, tokens: usize, h: usize) -> Result<Self> {
+        Ok(Self {
+            act: empty(dev, (tokens, mlp.inter()?), DType::BF16)?,
+            y: empty(dev, (tokens, h), DType::F32)?,
+            mlp,
+        })
+    }
+
+    fn args(&self) -> Result<SharedArgs> {
+        let (gate_up, down) = self.mlp.addresses()?;
+        Ok(SharedArgs {
+            gate_up,
+            down,
+            act: address(&self.act)?,
+            y: address(&self.y)?,
+            inter: self.mlp.inter()? as i32,
+        })
     }
 }
 

@@ -3,7 +3,6 @@
 use candle_core::{DType, Tensor};
 
 use super::buffers::address;
-use super::launch::Weight;
 use crate::error::Result;
 use crate::quant::Int8Matrix;
 
@@ -45,14 +44,6 @@ impl Mlp<'_> {
             Mlp::Dense { gate_up, down } => (address(gate_up)?, address(down)?),
             Mlp::Int8 { gate_up, down } => (address(gate_up.rows())?, address(down.rows())?),
         })
-    }
-
-    /// gate_up and down as weights of their own (an MLP's, not a stack of experts).
-    pub(super) fn weights(&self) -> (Weight<'_>, Weight<'_>) {
-        match *self {
-            Mlp::Dense { gate_up, down } => (Weight::Dense(gate_up), Weight::Dense(down)),
-            Mlp::Int8 { gate_up, down } => (Weight::Int8(gate_up), Weight::Int8(down)),
-        }
     }
 
     pub(super) fn is_int8(&self) -> bool {

@@ -12,11 +12,12 @@
 //
 // Launch sequence (all on one stream, no host read-back):
 //   moe_plan                 <<<1, MOE_PLAN_THREADS>>>
-//   moe_gate_up_{grouped,narrow}_*  <<<(I / (BN / 2), ceil(n_slots / BM) + E), THREADS>>>
-//   moe_down_{grouped,narrow}_*     <<<(ceil(H / BN), ceil(n_slots / BM) + E), THREADS>>>
+//   moe_gate_up_{grouped,narrow}_*  <<<(max(I, I_s) / (BN / 2), ceil(n_slots / BM) + E + S), THREADS>>>
+//   moe_down_{grouped,narrow}_*     <<<(ceil(H / BN), ceil(n_slots / BM) + E + S), THREADS>>>
 // with the tile shape's BM, BN and THREADS (Wide for _grouped_, Narrow for _narrow_); the grid's y extent bounds
-// the row tiles of all experts together (Σ ceil(count_e / BM)), and tiles past the real ones exit at once.
-// H and I must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
+// the row tiles of all experts together (Σ ceil(count_e / BM)), and tiles past the real ones exit at once. With
+// the layer's shared experts (I_s wide) given, S = ceil(T / BM) row tiles of tokens follow for them; else S = 0.
+// H, I and I_s must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
 
 #include "common.cuh"
 #include "mma.cuh"
@@ -179,6 +180,38 @@ __device__ RowTile locate_row_tile(const int* offsets, int n_experts, int tile) 
         before += __shfl_sync(FULL_MASK, inclusive, 31);
     }
     return {0, 0, 0};
+}
+
+// A layer's shared experts, run beside the routed ones as one more expert whose slots are the tokens (k = 1,
+// weight 1), in the row tiles after the routed experts' (whose count is bounded by ceil(slots / BM) + E). As
+// each kernel of the pair sees them: w its matrix, gate_up (2·inter, H) or down (H, inter), null where the
+// layer has none or they run elsewhere; act (tokens, inter) bf16; y (tokens, H) f32 of bf16 values (down's).
+template <typename W>
+struct SharedExpert {
+    const W* w;
+    bf16* act;
+    float* y;
+    int inter;
+};
+
+#define SHARED_EXPERT -1
+
+// Row tile blockIdx.y: a routed expert's (locate_row_tile) or, past those, the shared expert's (its expert is
+// SHARED_EXPERT and its slots are tokens first .. first + rows).
+template <int BM, typename W>
+__device__ RowTile locate_tile(const int* offsets, int n_experts, int tokens, int k,
+                               const SharedExpert<W>& shared) {
+    const int routed_tiles = (tokens * k + BM - 1) / BM + n_experts;
+    const int tile = blockIdx.y;
+    if (tile < routed_tiles) return locate_row_tile<BM>(offsets, n_experts, tile);
+    const int first = (tile - routed_tiles) * BM;
+    if (shared.w == nullptr || first >= tokens) return {0, 0, 0};
+    return {SHARED_EXPERT, first, min(BM, tokens - first)};
+}
+
+// The slot behind row r of a tile: order's entry for a routed expert's, the token itself for the shared one's.
+__device__ __forceinline__ int tile_slot(const RowTile& tile, const int* order, int r) {
+    return tile.expert == SHARED_EXPERT ? tile.first + r : order[tile.first + r];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -470,24 +503,26 @@ struct WarpPlace {
 };
 
 // act[slot, j] = bf16(bf16(silu(bf16(g))) · bf16(u)), g = x[token] · w[e, j, :], u = x[token] · w[e, I + j, :]
-// for the slots of each expert e, token = slot / k. x (T, H), w (E, 2I, H) bf16 or int8 rows, act (n_slots, I)
-// bf16. Launch: see the top of the file; no dynamic shared memory. Block (x, y) computes act columns
-// (BN / 2)·x + [0, BN / 2) of row tile y (see locate_row_tile).
+// for the slots of each expert e, token = slot / k; and the same for the shared expert, if any, into its own
+// act. x (T, H), w (E, 2I, H) bf16 or int8 rows, act (T·k, I) bf16. Launch: see the top of the file; no
+// dynamic shared memory. Block (x, y) computes act columns (BN / 2)·x + [0, BN / 2) of row tile y (see
+// locate_tile); the grid's x spans the wider of I and the shared expert's.
 template <typename S, typename W>
 __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act,
-                                    int k, int h, int inter, int n_experts) {
-    const RowTile tile = locate_row_tile<S::BM>(offsets, n_experts, blockIdx.y);
+                                    int k, int h, int inter, int n_experts, int tokens, SharedExpert<W> shared) {
+    const RowTile tile = locate_tile<S::BM>(offsets, n_experts, tokens, k, shared);
     if (tile.rows == 0) return;
+    const bool is_shared = tile.expert == SHARED_EXPERT;
+    if (is_shared) w = shared.w, act = shared.act, inter = shared.inter, k = 1;
+    const size_t expert_row = is_shared ? 0 : (size_t)tile.expert * 2 * inter;
     const int j0 = blockIdx.x * (S::BN / 2);
-    const size_t expert_row = (size_t)tile.expert * 2 * inter;
+    if (j0 >= inter) return;
 
     // Rows past the tile's slots repeat its last slot: harmless work, never stored.
     const bf16* a_row[S::A_COPIES];
 #pragma unroll
-    for (int i = 0; i < S::A_COPIES; ++i) {
-        const int slot = order[tile.first + min(copy_row<S>(i), tile.rows - 1)];
-        a_row[i] = x + (size_t)(slot / k) * h;
-    }
+    for (int i = 0; i < S::A_COPIES; ++i)
+        a_row[i] = x + (size_t)(tile_slot(tile, order, min(copy_row<S>(i), tile.rows - 1)) / k) * h;
     float acc[S::M_TILES][4][4];
     multiply_weights<S>(
         a_row, w, [=](int r) { return expert_row + gate_up_weight_row(r, j0, inter); }, h, acc);
@@ -501,7 +536,7 @@ __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offset
         for (int half = 0; half < 2; ++half) {
             const int r = at.row(mt, half);
             if (r >= tile.rows) continue;
-            bf16* out = act + (size_t)order[tile.first + r] * inter + j;
+            bf16* out = act + (size_t)tile_slot(tile, order, r) * inter + j;
 #pragma unroll
             for (int nt = 0; nt < 2; ++nt) {
                 const float* g = &acc[mt][nt][2 * half];
@@ -514,23 +549,26 @@ __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offset
         }
 }
 
-// y[slot, r] = float(bf16(act[slot] · w[e, r, :])) · weights[slot] for the slots of each expert e.
-// act (n_slots, I) bf16, w (E, H, I) bf16 or int8 rows, weights (n_slots) f32, y (n_slots, H) f32.
-// Launch: see the top of the file; no dynamic shared memory. Block (x, y) computes y columns BN·x + [0, BN) of
-// row tile y.
+// y[slot, r] = float(bf16(act[slot] · w[e, r, :])) · weights[slot] for the slots of each expert e; and the
+// shared expert's, if any, unweighted into its own y. act (T·k, I) bf16, w (E, H, I) bf16 or int8 rows,
+// weights (T·k) f32, y (T·k, H) f32. Launch: see the top of the file; no dynamic shared memory. Block (x, y)
+// computes y columns BN·x + [0, BN) of row tile y.
 template <typename S, typename W>
 __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets, const int* order,
-                                 const float* weights, float* y, int h, int inter, int n_experts) {
-    const RowTile tile = locate_row_tile<S::BM>(offsets, n_experts, blockIdx.y);
+                                 const float* weights, float* y, int h, int inter, int n_experts, int tokens, int k,
+                                 SharedExpert<W> shared) {
+    const RowTile tile = locate_tile<S::BM>(offsets, n_experts, tokens, k, shared);
     if (tile.rows == 0) return;
+    const bool is_shared = tile.expert == SHARED_EXPERT;
+    if (is_shared) w = shared.w, act = shared.act, y = shared.y, inter = shared.inter;
+    const size_t expert_row = is_shared ? 0 : (size_t)tile.expert * h;
     const int n0 = blockIdx.x * S::BN;
-    const size_t expert_row = (size_t)tile.expert * h;
 
     // Rows past the tile's slots repeat its last slot, columns past H its last weight row: never stored.
     const bf16* a_row[S::A_COPIES];
 #pragma unroll
     for (int i = 0; i < S::A_COPIES; ++i)
-        a_row[i] = act + (size_t)order[tile.first + min(copy_row<S>(i), tile.rows - 1)] * inter;
+        a_row[i] = act + (size_t)tile_slot(tile, order, min(copy_row<S>(i), tile.rows - 1)) * inter;
     float acc[S::M_TILES][4][4];
     multiply_weights<S>(
         a_row, w, [=](int r) { return expert_row + min(n0 + r, h - 1); }, inter, acc);
@@ -543,8 +581,8 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
         for (int half = 0; half < 2; ++half) {
             const int r = at.row(mt, half);
             if (r >= tile.rows) continue;
-            const int slot = order[tile.first + r];
-            const float weight = weights[slot];
+            const int slot = tile_slot(tile, order, r);
+            const float weight = is_shared ? 1.0f : weights[slot];
             float* out = y + (size_t)slot * h + n;
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) {
@@ -561,13 +599,17 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
 #define INSTANTIATE(S, MIN_BLOCKS, W, NAME)                                                                        \
     extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                           \
         moe_gate_up_##NAME(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act, int k,    \
-                           int h, int inter, int n_experts) {                                                    \
-        moe_gate_up_grouped<S, W>(x, w, offsets, order, act, k, h, inter, n_experts);                            \
+                           int h, int inter, int n_experts, int tokens, const W* shared_gate_up,                  \
+                           bf16* shared_act, int shared_inter) {                                                 \
+        const SharedExpert<W> shared = {shared_gate_up, shared_act, nullptr, shared_inter};                     \
+        moe_gate_up_grouped<S, W>(x, w, offsets, order, act, k, h, inter, n_experts, tokens, shared);           \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                           \
         moe_down_##NAME(const bf16* act, const W* w, const int* offsets, const int* order, const float* weights,  \
-                        float* y, int h, int inter, int n_experts) {                                             \
-        moe_down_grouped<S, W>(act, w, offsets, order, weights, y, h, inter, n_experts);                         \
+                        float* y, int h, int inter, int n_experts, int tokens, int k, const W* shared_down,      \
+                        bf16* shared_act, float* shared_y, int shared_inter) {                                   \
+        const SharedExpert<W> shared = {shared_down, shared_act, shared_y, shared_inter};                       \
+        moe_down_grouped<S, W>(act, w, offsets, order, weights, y, h, inter, n_experts, tokens, k, shared);     \
     }
 
 INSTANTIATE(Wide, 2, bf16, grouped_bf16)
