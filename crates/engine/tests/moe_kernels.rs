@@ -185,33 +185,47 @@ fn relative_gap(got: &[Vec<f32>], want: &[Vec<f32>]) -> f32 {
     worst / scale
 }
 
-#[test]
-fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
-    let device = gpu();
-    let kernels = bf16_kernels(&device);
-    let int8 = [
-        int8_stack(2 * INTER, HIDDEN, &device),
-        int8_stack(HIDDEN, INTER, &device),
-        int8_matrix(2 * SHARED_INTER, HIDDEN, &device),
-        int8_matrix(HIDDEN, SHARED_INTER, &device),
-    ];
-    let dense = int8.each_ref().map(|m| m.dequantize(DType::BF16).unwrap());
-    let [gate_up, down, shared_gate_up, shared_down] = &int8;
-    let int8_mlps = (
+/// A MoE layer's weights as int8 rows: routed gate/up and down stacks, then the shared experts' pair.
+fn int8_layer(device: &Device) -> [Int8Matrix; 4] {
+    [
+        int8_stack(2 * INTER, HIDDEN, device),
+        int8_stack(HIDDEN, INTER, device),
+        int8_matrix(2 * SHARED_INTER, HIDDEN, device),
+        int8_matrix(HIDDEN, SHARED_INTER, device),
+    ]
+}
+
+/// The routed and the shared experts of a layer of int8 rows.
+fn int8_mlps(layer: &[Int8Matrix; 4]) -> (Mlp<'_>, Mlp<'_>) {
+    let [gate_up, down, shared_gate_up, shared_down] = layer;
+    (
         Mlp::Int8 { gate_up, down },
         Mlp::Int8 {
             gate_up: shared_gate_up,
             down: shared_down,
         },
-    );
-    let [gate_up, down, shared_gate_up, shared_down] = &dense;
-    let dense_mlps = (
+    )
+}
+
+/// The routed and the shared experts of a layer of dense weights (as int8_layer orders them).
+fn dense_mlps(layer: &[Tensor; 4]) -> (Mlp<'_>, Mlp<'_>) {
+    let [gate_up, down, shared_gate_up, shared_down] = layer;
+    (
         Mlp::Dense { gate_up, down },
         Mlp::Dense {
             gate_up: shared_gate_up,
             down: shared_down,
         },
-    );
+    )
+}
+
+#[test]
+fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
+    let device = gpu();
+    let kernels = bf16_kernels(&device);
+    let int8 = int8_layer(&device);
+    let dense = int8.each_ref().map(|m| m.dequantize(DType::BF16).unwrap());
+    let (int8_mlps, dense_mlps) = (int8_mlps(&int8), dense_mlps(&dense));
     // 5 and 16 tokens: the narrow tiles (up to 8 slots an expert on average), the shared experts beside the
     // routed ones; 75 tokens: 300 slots, under a wide row tile per expert; 700: 2,800, several tiles for most
     // experts. Past 256 slots the fastest path runs the shared experts on their own.
@@ -256,39 +270,8 @@ fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
         bf16_weights(&[2 * SHARED_INTER, HIDDEN], &device),
         bf16_weights(&[HIDDEN, SHARED_INTER], &device),
     ];
-    let int8 = [
-        int8_stack(2 * INTER, HIDDEN, &device),
-        int8_stack(HIDDEN, INTER, &device),
-        int8_matrix(2 * SHARED_INTER, HIDDEN, &device),
-        int8_matrix(HIDDEN, SHARED_INTER, &device),
-    ];
-    let [gate_up, down, sgu, sd] = &dense;
-    let [q_gate_up, q_down, q_sgu, q_sd] = &int8;
-    let weights_of = [
-        (
-            "bf16",
-            (
-                Mlp::Dense { gate_up, down },
-                Mlp::Dense {
-                    gate_up: sgu,
-                    down: sd,
-                },
-            ),
-        ),
-        (
-            "int8",
-            (
-                Mlp::Int8 {
-                    gate_up: q_gate_up,
-                    down: q_down,
-                },
-                Mlp::Int8 {
-                    gate_up: q_sgu,
-                    down: q_sd,
-                },
-            ),
-        ),
-    ];
+    let int8 = int8_layer(&device);
+    let weights_of = [("bf16", dense_mlps(&dense)), ("int8", int8_mlps(&int8))];
     let tokens = 700;
     let x = activations(tokens, &device);
     let (ids, weights) = routing(tokens, &device);
