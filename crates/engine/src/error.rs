@@ -44,6 +44,9 @@ pub enum EngineError {
     )]
     UnknownLayout { dir: PathBuf },
 
+    #[error("the GGUF files in {dir} cannot be read as DeepSeek-OCR-2: {reason}")]
+    Gguf { dir: PathBuf, reason: String },
+
     #[error("tensor `{name}` is missing from the checkpoint in {dir}")]
     MissingTensor { name: String, dir: PathBuf },
 

@@ -62,11 +62,18 @@ pub struct Model {
 }
 
 impl Model {
-    /// Load `dir` (config.json + safetensors, official or transformers-native names) onto `device` in `dtype`.
-    /// Every tensor the config implies must be present with its shape, and no other tensor may be.
+    /// Load `dir` (config.json + safetensors, official or transformers-native names; or llama.cpp's GGUF pair)
+    /// onto `device` in `dtype`. Every tensor the config implies must be present with its shape, and no other
+    /// tensor may be.
     pub fn load(dir: &Path, device: &Device, dtype: DType) -> Result<Self> {
-        let config = ModelConfig::from_dir(dir)?;
         let weights = Weights::open(dir, device, dtype)?;
+        // llama.cpp's GGUF pair comes without a config.json: it is DeepSeek-OCR-2's, as its metadata must say.
+        let config = if weights.is_llama_cpp() && !dir.join("config.json").is_file() {
+            ModelConfig::deepseek_ocr2()
+        } else {
+            ModelConfig::from_dir(dir)?
+        };
+        weights.check_config(&config)?;
         let model = Self::from_weights(config, &weights)?;
         weights.finish()?;
         tracing::info!(dir = %dir.display(), layout = ?weights.layout(), ?dtype, "model loaded");

@@ -3,6 +3,7 @@
 //! Prompt ids are `[BOS] + encode(text before <image>) + [<image>] × n + encode(text after)`, with no
 //! chat markup and no EOS, exactly as the official `tokenize_with_images` builds them.
 
+mod gguf_vocab;
 mod streamer;
 
 pub use streamer::TextStreamer;
@@ -68,7 +69,8 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     /// Load `tokenizer.json` from a model directory; BOS/EOS strings come from its `tokenizer_config.json`
-    /// when present, else the official ones.
+    /// when present, else the official ones. A folder of llama.cpp's GGUF pair without a tokenizer.json has
+    /// its tokenizer built from the text file's metadata.
     pub fn from_model_dir(dir: &Path) -> Result<Self, PromptError> {
         let config_path = dir.join("tokenizer_config.json");
         let names = if config_path.is_file() {
@@ -76,7 +78,26 @@ impl Tokenizer {
         } else {
             official_bos_eos()
         };
-        Self::load(&dir.join("tokenizer.json"), names)
+        let path = dir.join("tokenizer.json");
+        if !path.is_file() {
+            if let Some(inner) = Self::from_gguf(dir)? {
+                return Self::with_ids(inner, names, dir);
+            }
+        }
+        Self::load(&path, names)
+    }
+
+    /// The tokenizer of the GGUF text file in `dir`, if there is one.
+    fn from_gguf(dir: &Path) -> Result<Option<tokenizers::Tokenizer>, PromptError> {
+        let failed = |message: String| PromptError::Load {
+            path: dir.to_owned(),
+            message,
+        };
+        let metadata = crate::weights::llama_cpp::tokenizer_metadata(dir)
+            .map_err(|e| failed(e.to_string()))?;
+        metadata
+            .map(|m| gguf_vocab::tokenizer(&m).map_err(failed))
+            .transpose()
     }
 
     /// Load a `tokenizer.json` file, using the official BOS/EOS token strings.
@@ -84,11 +105,20 @@ impl Tokenizer {
         Self::load(path, official_bos_eos())
     }
 
-    fn load(path: &Path, (bos, eos): (String, String)) -> Result<Self, PromptError> {
+    fn load(path: &Path, names: (String, String)) -> Result<Self, PromptError> {
         let inner = tokenizers::Tokenizer::from_file(path).map_err(|e| PromptError::Load {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
+        Self::with_ids(inner, names, path)
+    }
+
+    /// The tokenizer with the special ids resolved; `origin` names where it came from, for the log.
+    fn with_ids(
+        inner: tokenizers::Tokenizer,
+        (bos, eos): (String, String),
+        origin: &Path,
+    ) -> Result<Self, PromptError> {
         let id = |token: &str| {
             inner
                 .token_to_id(token)
@@ -101,7 +131,7 @@ impl Tokenizer {
             td_open: id(TD_OPEN_TOKEN)?,
             td_close: id(TD_CLOSE_TOKEN)?,
         };
-        tracing::debug!(path = %path.display(), ?special, "loaded tokenizer");
+        tracing::debug!(path = %origin.display(), ?special, "loaded tokenizer");
         Ok(Self { inner, special })
     }
 

@@ -13,20 +13,13 @@ use deepread_engine::quant::{Int8Weights, WeightFormat, INT8_CACHE};
 
 #[path = "support/tiny_oracle.rs"]
 mod tiny_oracle;
-use tiny_oracle::{fixtures, ids, meta, page_input};
+use tiny_oracle::{fixtures, page_input};
+#[path = "support/teacher_forced.rs"]
+mod teacher_forced;
+use teacher_forced::teacher_forced;
 
 fn dense() -> Model {
     Model::load(&fixtures().join("tiny_native"), &Device::Cpu, DType::F32).unwrap()
-}
-
-/// Logits (L, vocab) at every position of page 0's prompt followed by the oracle's greedy tokens.
-fn teacher_forced(model: &Model) -> Tensor {
-    let page = page_input(0);
-    let mut tokens = page.prompt_ids.clone();
-    tokens.extend(ids(&meta()["pages"][0]["plain"]));
-    let feats = model.image_features(page.image.as_ref().unwrap()).unwrap();
-    let embeds = model.input_embeddings(&tokens, Some(&feats)).unwrap();
-    model.prompt_logits(&embeds).unwrap()
 }
 
 fn rows(t: &Tensor) -> Vec<Vec<f32>> {

@@ -94,7 +94,7 @@ impl fmt::Display for NotFound {
             None => write!(
                 f,
                 "no DeepSeek-OCR-2 model found (a folder with config.json, tokenizer.json and \
-                 *.safetensors weights); places looked:"
+                 *.safetensors weights, or llama.cpp's GGUF pair); places looked:"
             )?,
         }
         for place in &self.places {
@@ -212,7 +212,11 @@ fn hub_main(env: &Env) -> Place {
     }
 }
 
-/// A folder counts as a model when it has config.json, tokenizer.json and some *.safetensors.
+/// DeepRead's own int8 weights, kept beside a checkpoint: not a model of their own.
+const INT8_CACHE: &str = "deepread-int8.gguf";
+
+/// A folder counts as a model when it has config.json, tokenizer.json and some *.safetensors, or two GGUF files
+/// (llama.cpp's pair: the text file and its `mmproj`, which the engine tells apart and checks).
 fn inspect(dir: &Path) -> Result<ModelFiles, String> {
     if !dir.exists() {
         return Err("no such folder".into());
@@ -237,6 +241,18 @@ fn inspect(dir: &Path) -> Result<ModelFiles, String> {
     let has_weights = entries
         .iter()
         .any(|(path, _)| path.extension().is_some_and(|ext| ext == "safetensors"));
+    let gguf_files = entries
+        .iter()
+        .filter(|(path, _)| path.extension().is_some_and(|ext| ext == "gguf"))
+        .filter(|(path, _)| path.file_name() != Some(INT8_CACHE.as_ref()))
+        .count();
+    let files = ModelFiles {
+        files: entries.len(),
+        bytes: entries.iter().map(|(_, len)| len).sum(),
+    };
+    if !has_weights && gguf_files >= 2 {
+        return Ok(files);
+    }
     let missing: Vec<&str> = [
         (!has("config.json")).then_some("config.json"),
         (!has("tokenizer.json")).then_some("tokenizer.json"),
@@ -248,8 +264,5 @@ fn inspect(dir: &Path) -> Result<ModelFiles, String> {
     if !missing.is_empty() {
         return Err(format!("no {}", missing.join(", no ")));
     }
-    Ok(ModelFiles {
-        files: entries.len(),
-        bytes: entries.iter().map(|(_, len)| len).sum(),
-    })
+    Ok(files)
 }

@@ -228,3 +228,18 @@ fn refs_main_naming_the_pinned_commit_is_not_listed_twice() {
         Err("the pinned revision (above)".to_owned())
     );
 }
+
+#[test]
+fn llama_cpp_gguf_pair_counts_as_a_model_but_deepreads_own_int8_file_does_not() {
+    let places = Places::new();
+    let dir = places.explicit();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("deepread-int8.gguf"), [0u8; 10]).unwrap();
+    std::fs::write(dir.join("DeepSeek-OCR-2-Q4_K_M.gguf"), [0u8; 10]).unwrap();
+    let error = locate_in(Some(&dir), &places.env(false)).unwrap_err();
+    assert!(error.to_string().contains("no config.json"), "{error}");
+
+    std::fs::write(dir.join("mmproj-DeepSeek-OCR-2-Q8_0.gguf"), [0u8; 10]).unwrap();
+    let located = locate_in(Some(&dir), &places.env(false)).unwrap();
+    assert_eq!((located.source, located.files.files), (Source::Explicit, 3));
+}

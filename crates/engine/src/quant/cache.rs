@@ -170,7 +170,8 @@ pub fn checkpoint_source(dir: &Path) -> Result<String> {
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !(name.ends_with(".safetensors") || name == "config.json") {
+        let weights = name.ends_with(".safetensors") || name.ends_with(".gguf");
+        if !(weights || name == "config.json") || name == super::INT8_CACHE {
             continue;
         }
         // Followed: a Hugging Face snapshot's files are links to its blobs.

@@ -1,5 +1,5 @@
-//! Checkpoint tensors: memory-mapped safetensors (one file or sharded), in either name layout, mapped onto one
-//! internal layout.
+//! Checkpoint tensors: memory-mapped safetensors (one file or sharded), in either name layout, or the community's
+//! GGUF pair of llama.cpp ([`llama_cpp`]), mapped onto one internal layout.
 //!
 //! The internal names are the transformers-native ones without the leading `model.` (`vision_tower.…`,
 //! `multi_modal_projector.…`, `language_model.…`, `view_separator`, `lm_head.weight`), with the routed experts of a
@@ -17,7 +17,12 @@ use std::rc::Rc;
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{DType, Device, Tensor};
 
+use crate::config::ModelConfig;
 use crate::error::{EngineError, Result};
+
+pub mod llama_cpp;
+
+use llama_cpp::LlamaCppPair;
 
 /// Which tensor names the checkpoint uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +31,8 @@ pub enum WeightLayout {
     Official,
     /// transformers' `DeepseekOcr2ForConditionalGeneration` names; `prefix` is `"model."` or `""`.
     Native { prefixed: bool },
+    /// llama.cpp's GGUF pair: `blk.N.*` in the text file, `v.*` and `mm.*` in the `mmproj` file.
+    LlamaCpp,
 }
 
 /// The tensors of one model: a checkpoint directory's, or seeded random ones.
@@ -39,6 +46,7 @@ pub struct Weights {
 
 enum Source {
     Checkpoint(Checkpoint),
+    LlamaCpp(Box<LlamaCppPair>),
     /// Random values of whatever shape is asked for (see [`Weights::random`]).
     Random,
     /// Stand-ins that hold no memory, each request recorded (see [`Weights::placeholders`]).
@@ -62,9 +70,19 @@ struct Checkpoint {
 
 impl Weights {
     /// Map the safetensors of `dir`: `model.safetensors.index.json` with its shards, else `model.safetensors`,
-    /// else the only `*.safetensors` file present.
+    /// else the only `*.safetensors` file present; where there are none, llama.cpp's GGUF pair.
     pub fn open(dir: &Path, device: &Device, dtype: DType) -> Result<Self> {
-        let files = weight_files(dir)?;
+        let files = match weight_files(dir) {
+            Err(EngineError::NoWeights { dir }) => {
+                let pair = LlamaCppPair::find(&dir)?.ok_or(EngineError::NoWeights { dir })?;
+                return Ok(Self::from_source(
+                    Source::LlamaCpp(Box::new(pair)),
+                    device,
+                    dtype,
+                ));
+            }
+            found => found?,
+        };
         // SAFETY: the files are mapped read-only; the model directory must not be modified while the model is
         // loaded, as for every memory-mapped checkpoint loader (candle, safetensors, transformers).
         let st = unsafe { MmapedSafetensors::multi(&files) }.map_err(unreadable_weights)?;
@@ -154,10 +172,25 @@ impl Weights {
         }
     }
 
+    /// Refuses weights whose sizes are not `config`'s where the files say (llama.cpp's GGUF metadata); a
+    /// safetensors checkpoint's shapes are checked as each tensor is read.
+    pub fn check_config(&self, config: &ModelConfig) -> Result<()> {
+        match self.source.as_ref() {
+            Source::LlamaCpp(pair) => pair.check_config(config),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the tensors come from llama.cpp's GGUF pair (whose folder has no config.json).
+    pub fn is_llama_cpp(&self) -> bool {
+        matches!(self.source.as_ref(), Source::LlamaCpp(_))
+    }
+
     /// The checkpoint's name layout; random weights answer with the internal one.
     pub fn layout(&self) -> WeightLayout {
         match self.source.as_ref() {
             Source::Checkpoint(c) => c.layout,
+            Source::LlamaCpp(_) => WeightLayout::LlamaCpp,
             Source::Random | Source::Placeholders(_) => WeightLayout::Native { prefixed: false },
         }
     }
@@ -178,6 +211,7 @@ impl Weights {
     pub fn get_f32_cpu(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
         let c = match self.source.as_ref() {
             Source::Checkpoint(c) => c,
+            Source::LlamaCpp(pair) => return pair.load(name, shape, &mut self.used.borrow_mut()),
             Source::Random => return random_tensor(name, shape, &Device::Cpu),
             Source::Placeholders(specs) => return placeholder(specs, name, shape, DType::F32),
         };
@@ -190,6 +224,10 @@ impl Weights {
     pub fn get_as(&self, name: &str, shape: &[usize], dtype: DType) -> Result<Tensor> {
         let c = match self.source.as_ref() {
             Source::Checkpoint(c) => c,
+            Source::LlamaCpp(pair) => {
+                let t = pair.load(name, shape, &mut self.used.borrow_mut())?;
+                return Ok(t.to_dtype(dtype)?.to_device(&self.device)?);
+            }
             Source::Random => return Ok(random_tensor(name, shape, &self.device)?.to_dtype(dtype)?),
             Source::Placeholders(specs) => return placeholder(specs, name, shape, dtype),
         };
@@ -203,16 +241,13 @@ impl Weights {
     /// After the model took every tensor it needs: any tensor left over means the config and the checkpoint do
     /// not describe the same model.
     pub fn finish(&self) -> Result<()> {
-        let Source::Checkpoint(c) = self.source.as_ref() else {
-            return Ok(());
+        let stored: Vec<String> = match self.source.as_ref() {
+            Source::Checkpoint(c) => c.shapes.keys().cloned().collect(),
+            Source::LlamaCpp(pair) => pair.stored_names(),
+            Source::Random | Source::Placeholders(_) => return Ok(()),
         };
         let used = self.used.borrow();
-        let mut extra: Vec<String> = c
-            .shapes
-            .keys()
-            .filter(|k| !used.contains(*k))
-            .cloned()
-            .collect();
+        let mut extra: Vec<String> = stored.into_iter().filter(|k| !used.contains(k)).collect();
         if extra.is_empty() {
             return Ok(());
         }
@@ -303,7 +338,8 @@ impl Checkpoint {
             WeightLayout::Native { prefixed: true } if internal != "lm_head.weight" => {
                 format!("model.{internal}")
             }
-            WeightLayout::Native { .. } => internal.to_string(),
+            // (A safetensors checkpoint is never in llama.cpp's layout.)
+            WeightLayout::Native { .. } | WeightLayout::LlamaCpp => internal.to_string(),
             WeightLayout::Official => official_name(internal),
         }
     }
