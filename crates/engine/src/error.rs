@@ -29,7 +29,9 @@ pub enum EngineError {
         hint: String,
     },
 
-    #[error("no weights in {dir}: expected model.safetensors or model.safetensors.index.json")]
+    #[error(
+        "no weights in {dir}: expected model.safetensors, model.safetensors.index.json or llama.cpp's GGUF pair"
+    )]
     NoWeights { dir: PathBuf },
 
     #[error("the weights file {path} is damaged: {reason} (an interrupted download or copy? fetch it again)")]

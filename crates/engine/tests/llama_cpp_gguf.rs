@@ -317,7 +317,7 @@ fn a_quantized_pair_reads_as_its_values_dequantized() {
 }
 
 #[test]
-fn files_that_contradict_the_config_or_are_ocr1_are_refused_by_name() {
+fn files_that_contradict_the_config_are_ocr1_or_alone_are_refused_by_name() {
     let more_layers = write_pair("layers", Storage::F32, |text, _| {
         text.retain(|(k, _)| k != "deepseek2-ocr.block_count");
         text.push(("deepseek2-ocr.block_count".into(), Value::U32(99)));
@@ -344,7 +344,14 @@ fn files_that_contradict_the_config_or_are_ocr1_are_refused_by_name() {
         error.contains("`deepseekocr`") && error.contains("mmproj"),
         "{error}"
     );
-    for dir in [more_layers, ocr1] {
+
+    let text_alone = write_pair("text-alone", Storage::F32, |_, _| {});
+    std::fs::remove_file(text_alone.join("mmproj-DeepSeek-OCR-2-tiny.gguf")).unwrap();
+    let error = Model::load(&text_alone, &Device::Cpu, DType::F32)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("no `mmproj` vision file"), "{error}");
+    for dir in [more_layers, ocr1, text_alone] {
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
