@@ -119,17 +119,8 @@ impl LlamaCppPair {
                 _ => {}
             }
         }
-        let missing = |what: &str| {
-            EngineError::Gguf {
-            dir: dir.to_path_buf(),
-            reason: format!(
-                "no {what} among its GGUF files; DeepRead reads llama.cpp's pair for DeepSeek-OCR-2: the \
-                 `deepseek2-ocr` text file and its `mmproj` vision file"
-            ),
-        }
-        };
-        let text = text.ok_or_else(|| missing("`deepseek2-ocr` text file"))?;
-        let vision = vision.ok_or_else(|| missing("`mmproj` vision file"))?;
+        let text = text.ok_or_else(|| incomplete(dir, "`deepseek2-ocr` text file"))?;
+        let vision = vision.ok_or_else(|| incomplete(dir, "`mmproj` vision file"))?;
         let projector = vision.string("clip.projector_type").unwrap_or("none");
         if projector != OCR2_PROJECTOR {
             return Err(EngineError::Gguf {
@@ -290,6 +281,17 @@ fn qualified(file: &GgufFile, name: &str) -> String {
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     format!("{file_name}:{name}")
+}
+
+/// A folder whose GGUF files lack one of the pair.
+fn incomplete(dir: &Path, what: &str) -> EngineError {
+    EngineError::Gguf {
+        dir: dir.to_path_buf(),
+        reason: format!(
+            "no {what} among its GGUF files; DeepRead reads llama.cpp's pair for DeepSeek-OCR-2, the \
+             `deepseek2-ocr` text file and its `mmproj` vision file"
+        ),
+    }
 }
 
 fn damaged(path: &Path, error: candle_core::Error) -> EngineError {
