@@ -84,10 +84,9 @@ pub enum DecodePath {
     /// step summed however is fastest for its batch size: a page's tokens may differ (at near-ties) with the
     /// pages beside it.
     Fused,
-    /// The default for bf16 and f32 weights: the fused kernels, each output summed in the same order whatever
-    /// the batch size, so a page's tokens do not depend on the pages beside it; 1–21 % slower a step than
-    /// [`DecodePath::Fused`] (docs/benchmarks.md). int8 weights take [`DecodePath::Fused`] by default until
-    /// their narrow expert tiles (a few slots an expert) are measured on the GPU.
+    /// The default: the fused kernels, each output summed in the same order whatever the batch size, so a
+    /// page's tokens do not depend on the pages beside it; up to 16 % slower a step than [`DecodePath::Fused`]
+    /// in bf16 and 43 % at one int8 page, faster at 16 int8 pages (docs/benchmarks.md).
     FusedBatchInvariant,
     /// Stock candle ops, one at a time, as the reference implementation computes: the baseline for checks.
     Reference,
@@ -112,16 +111,11 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// An engine on the fused decode path where the model's device supports it: batch-invariant (a page reads
-    /// the same alone or among others) but for int8 weights (see [`DecodePath::FusedBatchInvariant`]).
+    /// An engine on the fused decode path where the model's device supports it, batch-invariant (a page reads
+    /// the same alone or among others; see [`DecodePath::FusedBatchInvariant`]).
     pub fn new(model: Model) -> Result<Self> {
         let (text, device, dtype) = (model.text(), model.device(), model.dtype());
-        let sums = if text.is_int8() {
-            Sums::Fastest
-        } else {
-            Sums::BatchInvariant
-        };
-        let fused = FusedDecoder::new(text, device, dtype, sums)?.map(Arc::new);
+        let fused = FusedDecoder::new(text, device, dtype, Sums::BatchInvariant)?.map(Arc::new);
         Ok(Self { model, fused })
     }
 

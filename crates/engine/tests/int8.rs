@@ -104,7 +104,7 @@ fn int8_on_the_gpu_stays_within_twice_what_bf16_rounding_moves_them() {
     check_int8_against_bf16_rounding(&deepread_engine::engine_gpu(0).expect("a CUDA device"));
 }
 
-/// The fused decode kernels on int8 weights (rows dequantized in registers) give the tokens of the same kernels
+/// The default decode kernels on int8 weights (rows dequantized on chip) give the tokens of the same kernels
 /// on those weights dequantized beforehand: f32 on the GPU, one page alone and four together. The products are
 /// the same floats; a lane sums 16 int8 weights where it sums 8 dense ones, so the sums differ in f32 rounding.
 #[cfg(feature = "cuda")]
@@ -115,13 +115,12 @@ fn fused_int8_decoding_gives_the_tokens_of_its_weights_dequantized() {
         .and_then(|m| m.into_int8(None, "tiny"))
         .unwrap();
     let dequantized = int8.clone().into_dequantized().unwrap();
-    let path = DecodePath::FusedBatchInvariant;
     let engines = [int8, dequantized].map(|m| {
-        let engine = Engine::new(m).unwrap().with_decode_path(path).unwrap();
+        let engine = Engine::new(m).unwrap();
         assert_eq!(
             engine.decode_path(),
-            path,
-            "the fused kernels take int8 weights"
+            DecodePath::FusedBatchInvariant,
+            "int8 weights, like dense ones, decode on the batch-invariant fused kernels by default"
         );
         engine
     });
