@@ -26,6 +26,8 @@
 #              batch-invariant path in bf16 and in int8, and on the fastest one in bf16
 #   steps      the decode step at STEP_PAGES pages (default 1, 16, 32 and 64; random weights): .gpu/deepread.xz on
 #              the default (batch-invariant) path and with --fastest, then .gpu/deepread_b.xz on both
+#   launches   the decode step at STEP_PAGES pages (as in steps) with dependent launches, then without
+#              (DEEPREAD_DEPENDENT_LAUNCH=0), one binary
 #   remote     32 pages read in process, then through `deepread serve` by `convert --engine remote`, 32 in flight:
 #              the Markdown compared, the reading times side by side (needs the weights step)
 #   remote1    the same for 8 pages read one at a time, where no page has another beside it in the batch
@@ -107,6 +109,9 @@ for step in "$@"; do
     steps) for run in "deepread" "deepread --fastest" "deepread_b" "deepread_b --fastest"; do set -- $run
              [ -x "/tmp/$1" ] || continue; echo "--- $run"
              /tmp/$1 bench --pages ${STEP_PAGES:-1,16,32,64} --tokens 128 "${@:2}" 2>&1; done | tee "$OUT/steps.txt" ;;
+    launches) for v in 1 0; do echo "--- DEEPREAD_DEPENDENT_LAUNCH=$v"
+                DEEPREAD_DEPENDENT_LAUNCH=$v /tmp/deepread bench --pages ${STEP_PAGES:-1,16,32,64} --tokens 128 2>&1
+              done | tee "$OUT/launches.txt" ;;
     remote) remote_step 32 32 2>&1 | tee "$OUT/remote.txt" ;;
     remote1) remote_step 8 1 2>&1 | tee "$OUT/remote1.txt" ;;
     int8) for run in bf16 int8 "int8 --fastest"; do set -- $run; echo "--- $run"

@@ -19,6 +19,25 @@ template <> __device__ __forceinline__ bf16 from_float<bf16>(float x) { return _
 // Round through T: what a T-typed tensor op stores.
 template <typename T> __device__ __forceinline__ float round_to(float x) { return to_float(from_float<T>(x)); }
 
+// Programmatic dependent launch (compute capability 9.0 on; dependent_launch.rs): a decode kernel may be
+// placed on the SMs while the kernel ahead of it still runs. It waits here, before it touches any memory an
+// earlier kernel writes or reads, then lets the kernel after it be placed in turn. A plain launch passes
+// straight through.
+__device__ __forceinline__ void follow_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Asks L2 for the bytes [p, p + bytes), a 128-byte line per thread of the block at a time, so that the loads
+// that follow find them there. It holds no registers.
+__device__ __forceinline__ void prefetch_l2_block(const void* p, size_t bytes) {
+    const char* c = static_cast<const char*>(p);
+    for (size_t off = (size_t)threadIdx.x * 128; off < bytes; off += (size_t)blockDim.x * 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(c + off));
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;

@@ -221,21 +221,27 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
     for (int q = 0; q < Int8::width; q += 8) store8(out + r * k + c + q, v + q);
 }
 
-#define INSTANTIATE(T, S)                                                                                     \
+#define INSTANTIATE(T, S)                                                                                       \
     extern "C" __global__ void embed_rows_##S(const T* table, const int* tokens, T* out, int h) {               \
+        follow_previous_kernel();                                                                               \
         embed_rows<T>(table, tokens, out, h);                                                                   \
     }                                                                                                           \
     extern "C" __global__ void rms_norm_##S(const T* x, const T* delta, const T* w, T* sum_out, T* out, int h,  \
-                                            float eps) { rms_norm<T>(x, delta, w, sum_out, out, h, eps); }      \
+                                            float eps) {                                                        \
+        follow_previous_kernel();                                                                               \
+        rms_norm<T>(x, delta, w, sum_out, out, h, eps);                                                         \
+    }                                                                                                           \
     extern "C" __global__ void rope_kv_write_##S(const T* qkv, const T* cos, const T* sin, const uint64_t* kc,  \
                                                  const uint64_t* vc, const int* pos, const int* cap, T* q_out,  \
                                                  int nh, int nkv, int hd) {                                     \
-        rope_kv_write<T>(qkv, cos, sin, kc, vc, pos, cap, q_out, nh, nkv, hd);                                 \
+        follow_previous_kernel();                                                                               \
+        rope_kv_write<T>(qkv, cos, sin, kc, vc, pos, cap, q_out, nh, nkv, hd);                                  \
     }                                                                                                           \
     extern "C" __global__ void attention_decode_##S(const T* q, const uint64_t* kc, const uint64_t* vc,         \
                                                     const int* pos, const int* cap, float* partial,             \
                                                     unsigned* done, T* out, int nh, int nkv, int hd,            \
                                                     float scale, int lane_warps) {                              \
+        follow_previous_kernel();                                                                               \
         attention_decode<T>(q, kc, vc, pos, cap, partial, done, out, nh, nkv, hd, scale, lane_warps);           \
     }                                                                                                           \
     extern "C" __global__ void route_experts_##S(const T* x, const T* delta, const T* norm_w, float eps,        \
@@ -245,9 +251,10 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
         route_experts<T>(x, delta, norm_w, eps, sum_out, normed_out, gate, logits, done, ids, weights, h, e, k, \
                          scaling, norm_topk);                                                                   \
     }                                                                                                           \
-    extern "C" __global__ void moe_gate_up_by_slot_##S(const T* x, const T* w, const int* ids, T* act,         \
+    extern "C" __global__ void moe_gate_up_by_slot_##S(const T* x, const T* w, const int* ids, T* act,          \
                                                        int n_slots, int k, int h, int inter, const T* shared_w, \
                                                        int shared_inter, T* shared_act, int tokens) {           \
+        follow_previous_kernel();                                                                               \
         moe_gate_up<T, Dense<T>, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w, shared_inter,    \
                                          shared_act, tokens);                                                   \
     }                                                                                                           \
@@ -255,13 +262,15 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
                                                     const float* weights, float* y, int n_slots, int h,         \
                                                     int inter, const T* shared_act, const T* shared_w,          \
                                                     int shared_inter, float* shared_y, int tokens) {            \
+        follow_previous_kernel();                                                                               \
         moe_down<T, Dense<T>, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act, shared_w,   \
                                       shared_inter, shared_y, tokens);                                          \
     }                                                                                                           \
-    extern "C" __global__ void moe_gate_up_by_expert_##S(const T* x, const T* w, const int* ids, T* act,       \
+    extern "C" __global__ void moe_gate_up_by_expert_##S(const T* x, const T* w, const int* ids, T* act,        \
                                                          int n_slots, int k, int h, int inter,                  \
                                                          const T* shared_w, int shared_inter, T* shared_act,    \
                                                          int tokens) {                                          \
+        follow_previous_kernel();                                                                               \
         moe_gate_up<T, Dense<T>, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w, shared_inter,  \
                                           shared_act, tokens);                                                  \
     }                                                                                                           \
@@ -269,21 +278,28 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
                                                       const float* weights, float* y, int n_slots, int h,       \
                                                       int inter, const T* shared_act, const T* shared_w,        \
                                                       int shared_inter, float* shared_y, int tokens) {          \
+        follow_previous_kernel();                                                                               \
         moe_down<T, Dense<T>, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act, shared_w, \
                                        shared_inter, shared_y, tokens);                                         \
     }                                                                                                           \
     extern "C" __global__ void linear_rows_##S(const T* x, const T* norm_w, float eps, const T* w, T* out,      \
                                                int rows, int n, int k) {                                        \
-        linear_rows<T, Dense<T>>(x, norm_w, eps, w, out, rows, n, k);                                                     \
+        follow_previous_kernel();                                                                               \
+        linear_rows<T, Dense<T>>(x, norm_w, eps, w, out, rows, n, k);                                           \
     }                                                                                                           \
     extern "C" __global__ void moe_combine_##S(const float* y, const float* shared, const T* x, T* x_out, int k,\
-                                               int h) { moe_combine<T>(y, shared, x, x_out, k, h); }            \
+                                               int h) {                                                         \
+        follow_previous_kernel();                                                                               \
+        moe_combine<T>(y, shared, x, x_out, k, h);                                                              \
+    }                                                                                                           \
     extern "C" __global__ void silu_mul_##S(const T* gate_up, T* out, int inter) {                              \
+        follow_previous_kernel();                                                                               \
         silu_mul<T>(gate_up, out, inter);                                                                       \
     }                                                                                                           \
-    extern "C" __global__ void greedy_pick_##S(const T* logits, const int* bans, const int* n_bans,            \
+    extern "C" __global__ void greedy_pick_##S(const T* logits, const int* bans, const int* n_bans,             \
                                                int max_bans, float* values, int* indices, unsigned* done,       \
                                                int* out, int vocab) {                                           \
+        follow_previous_kernel();                                                                               \
         greedy_pick<T>(logits, bans, n_bans, max_bans, values, indices, done, out, vocab);                      \
     }
 
@@ -294,6 +310,7 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
         moe_gate_up_by_slot_int8_##S(const T* x, Int8::Experts w, const int* ids, T* act, int n_slots, int k,      \
                                      int h, int inter, Int8::Row shared_w, int shared_inter, T* shared_act,        \
                                      int tokens) {                                                                 \
+        follow_previous_kernel();                                                                                  \
         moe_gate_up<T, Int8, MOE_DECODE_SLOTS>(x, w, ids, act, n_slots, k, h, inter, true, shared_w,               \
                                                shared_inter, shared_act, tokens);                                  \
     }                                                                                                              \
@@ -301,6 +318,7 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
                                                          const float* weights, float* y, int n_slots, int h,       \
                                                          int inter, const T* shared_act, Int8::Row shared_w,       \
                                                          int shared_inter, float* shared_y, int tokens) {          \
+        follow_previous_kernel();                                                                                  \
         moe_down<T, Int8, MOE_DECODE_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, true, shared_act,          \
                                             shared_w, shared_inter, shared_y, tokens);                             \
     }                                                                                                              \
@@ -308,6 +326,7 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
         moe_gate_up_by_expert_int8_##S(const T* x, Int8::Experts w, const int* ids, T* act, int n_slots, int k,    \
                                        int h, int inter, Int8::Row shared_w, int shared_inter, T* shared_act,      \
                                        int tokens) {                                                               \
+        follow_previous_kernel();                                                                                  \
         moe_gate_up<T, Int8, MOE_PREFILL_SLOTS>(x, w, ids, act, n_slots, k, h, inter, false, shared_w,             \
                                                 shared_inter, shared_act, tokens);                                 \
     }                                                                                                              \
@@ -315,14 +334,17 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
                                                            const float* weights, float* y, int n_slots, int h,     \
                                                            int inter, const T* shared_act, Int8::Row shared_w,     \
                                                            int shared_inter, float* shared_y, int tokens) {        \
+        follow_previous_kernel();                                                                                  \
         moe_down<T, Int8, MOE_PREFILL_SLOTS>(act, w, ids, weights, y, n_slots, h, inter, false, shared_act,        \
                                              shared_w, shared_inter, shared_y, tokens);                            \
     }                                                                                                              \
     extern "C" __global__ void linear_rows_int8_##S(const T* x, const T* norm_w, float eps, Int8::Row w, T* out,   \
                                                     int rows, int n, int k) {                                      \
+        follow_previous_kernel();                                                                                  \
         linear_rows<T, Int8>(x, norm_w, eps, w, out, rows, n, k);                                                  \
     }                                                                                                              \
     extern "C" __global__ void dequantize_int8_##S(const uint8_t* w, T* out, size_t rows, int k) {                 \
+        follow_previous_kernel();                                                                                  \
         dequantize_int8<T>(w, out, rows, k);                                                                       \
     }
 

@@ -2,7 +2,7 @@
 //! as grouped GEMMs on tensor cores), the dense SwiGLU MLP through the same kernels, and the combine with the
 //! residual.
 
-use candle_core::cuda_backend::cudarc::driver::{CudaFunction, DevicePtr, PushKernelArg};
+use candle_core::cuda_backend::cudarc::driver::{CudaFunction, DevicePtr};
 use candle_core::{DType, Tensor};
 
 use super::buffers::address;
@@ -106,7 +106,7 @@ impl Kernels {
         let done_p = self.route_done.device_ptr(&self.stream).0;
         let (h_i, e_i, k_i) = (h as i32, e as i32, router.top_k as i32);
         let (scale_f, norm_i) = (router.scaling as f32, i32::from(router.norm_topk));
-        let mut launch = self.stream.launch_builder(&self.route_experts);
+        let mut launch = self.prepare(&self.route_experts);
         launch
             .arg(&x_p)
             .arg(&delta_p)
@@ -315,7 +315,7 @@ impl Kernels {
             tokens: b_i,
         };
         self.gate_up(gate_up, &first, columns)?;
-        let mut second = self.stream.launch_builder(down);
+        let mut second = self.prepare(down);
         second
             .arg(&act_p)
             .arg(&d_p)
@@ -379,7 +379,7 @@ impl Kernels {
     /// One launch of a gate/up kernel (moe_decode.cuh's `moe_gate_up_by_*`) over `columns` block columns, a warp
     /// per intermediate row of the wider of the routed and shared experts.
     fn gate_up(&self, kernel: &CudaFunction, a: &GateUpArgs, columns: u32) -> Result<()> {
-        let mut launch = self.stream.launch_builder(kernel);
+        let mut launch = self.prepare(kernel);
         launch
             .arg(&a.x)
             .arg(&a.w)
@@ -414,7 +414,7 @@ impl Kernels {
         let x_p = x.map(address).transpose()?.unwrap_or(0);
         let shared_p = shared.map(address).transpose()?.unwrap_or(0);
         let (k_i, h_i) = (top_k as i32, h as i32);
-        let mut launch = self.stream.launch_builder(&self.moe_combine);
+        let mut launch = self.prepare(&self.moe_combine);
         launch
             .arg(&y_p)
             .arg(&shared_p)
@@ -433,7 +433,7 @@ impl Kernels {
         let inter = two_i / 2;
         let out = self.empty((b, inter), self.dtype)?;
         let (gu_p, out_p, i_i) = (address(gate_up)?, address(&out)?, inter as i32);
-        let mut launch = self.stream.launch_builder(&self.silu_mul);
+        let mut launch = self.prepare(&self.silu_mul);
         launch.arg(&gu_p).arg(&out_p).arg(&i_i);
         let columns = (inter as u32).div_ceil(ELEMENT_THREADS);
         self.run(launch, grid(columns, b as u32, 1), ELEMENT_THREADS, 0)?;

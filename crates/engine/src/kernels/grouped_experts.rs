@@ -5,14 +5,15 @@
 //! more expert whose slots are all the tokens. bf16 activations, weights in bf16 or int8 rows (read as int8,
 //! multiplied in bf16), hidden and expert sizes multiples of 64; elsewhere the row-per-warp kernels run.
 
-use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig};
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
 use super::buffers::{address, empty};
+use super::dependent_launch::{dependent_launches, Launch};
 use super::experts::mixed_weights;
 use super::mlp::Mlp;
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/moe_prefill.ptx"));
 
@@ -57,6 +58,8 @@ struct Gemms {
 
 pub struct GroupedExperts {
     dev: CudaDevice,
+    /// Whether the kernels are launched as dependents of the kernel before them (dependent_launch.rs).
+    dependent: bool,
     plan: CudaFunction,
     bf16: Gemms,
     bf16_narrow: Gemms,
@@ -85,6 +88,7 @@ impl GroupedExperts {
             int8: gemms("grouped_int8", WIDE)?,
             int8_narrow: gemms("narrow_int8", NARROW)?,
             dev: dev.clone(),
+            dependent: dependent_launches(dev),
         })
     }
 
@@ -147,7 +151,7 @@ impl GroupedExperts {
             t as i32,
         );
         let stream = self.dev.cuda_stream();
-        let mut plan = stream.launch_builder(&self.plan);
+        let mut plan = Launch::new(&stream, &self.plan, self.dependent);
         plan.arg(&ids_p)
             .arg(&slots_i)
             .arg(&e_i)
@@ -162,7 +166,7 @@ impl GroupedExperts {
             0
         };
         let tiles = (slots.div_ceil(tile.slots) + e + shared_tiles) as u32;
-        let mut first = stream.launch_builder(&gemms.gate_up);
+        let mut first = Launch::new(&stream, &gemms.gate_up, self.dependent);
         first
             .arg(&x_p)
             .arg(&gu_p)
@@ -183,7 +187,7 @@ impl GroupedExperts {
             ((widest / tile.gate_up_columns) as u32, tiles),
             tile.threads,
         )?;
-        let mut second = stream.launch_builder(&gemms.down);
+        let mut second = Launch::new(&stream, &gemms.down, self.dependent);
         second
             .arg(&act_p)
             .arg(&d_p)
@@ -258,11 +262,7 @@ impl<'a> SharedBuffers<'a> {
     }
 }
 
-fn launch(
-    mut builder: candle_core::cuda_backend::cudarc::driver::LaunchArgs<'_>,
-    grid: (u32, u32),
-    threads: u32,
-) -> Result<()> {
+fn launch(builder: Launch<'_>, grid: (u32, u32), threads: u32) -> Result<()> {
     let config = LaunchConfig {
         grid_dim: (grid.0, grid.1, 1),
         block_dim: (threads, 1, 1),
@@ -271,6 +271,4 @@ fn launch(
     // SAFETY: the arguments follow moe_prefill.cu's parameter lists; the buffers are sized from the same
     // slot, expert and hidden counts the kernels index by.
     unsafe { builder.launch(config) }
-        .map(|_| ())
-        .map_err(|e| EngineError::Cuda(e.to_string()))
 }

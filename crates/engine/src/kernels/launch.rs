@@ -2,12 +2,13 @@
 //! experts.rs): each takes contiguous CUDA tensors, allocates its output and launches on the device's stream.
 
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
 };
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Device, Shape, Tensor};
 
 use super::buffers::{address, empty};
+use super::dependent_launch::{dependent_launches, Launch};
 use super::grouped_experts::GroupedExperts;
 use super::linear_tiles::LinearTiles;
 use super::step_inputs::{InputAddresses, MAX_BANS};
@@ -99,6 +100,8 @@ pub struct Kernels {
     pub(super) dev: CudaDevice,
     pub(super) stream: std::sync::Arc<CudaStream>,
     pub(super) dtype: DType,
+    /// Whether each kernel is launched as a dependent of the one before it (dependent_launch.rs).
+    pub(super) dependent: bool,
     pub(super) embed_rows: CudaFunction,
     pub(super) rms_norm: CudaFunction,
     pub(super) rope_kv_write: CudaFunction,
@@ -139,6 +142,7 @@ impl Kernels {
         Ok(Some(Self {
             stream: dev.cuda_stream(),
             dtype,
+            dependent: dependent_launches(dev),
             embed_rows: load("embed_rows")?,
             rms_norm: load("rms_norm")?,
             rope_kv_write: load("rope_kv_write")?,
@@ -197,7 +201,7 @@ impl Kernels {
         let b = inputs.batch;
         let out = self.empty((b, h), self.dtype)?;
         let (t_p, out_p, h_i) = (address(table)?, address(&out)?, h as i32);
-        let mut launch = self.stream.launch_builder(&self.embed_rows);
+        let mut launch = self.prepare(&self.embed_rows);
         launch.arg(&t_p).arg(&inputs.tokens).arg(&out_p).arg(&h_i);
         self.run(launch, grid(b as u32, 1, 1), 256, 0)?;
         Ok(out)
@@ -235,7 +239,7 @@ impl Kernels {
         let delta_p = delta.map(address).transpose()?.unwrap_or(0);
         let sum_p = sum.as_ref().map(address).transpose()?.unwrap_or(0);
         let (h_i, eps_f) = (h as i32, eps as f32);
-        let mut launch = self.stream.launch_builder(&self.rms_norm);
+        let mut launch = self.prepare(&self.rms_norm);
         launch
             .arg(&x_p)
             .arg(&delta_p)
@@ -265,7 +269,7 @@ impl Kernels {
         let (pos_p, cap_p) = (inputs.positions, inputs.capacities);
         let (qkv_p, cos_p, sin_p, q_p) = (address(qkv)?, inputs.cos, inputs.sin, address(&q)?);
         let (nh_i, nkv_i, hd_i) = (nh as i32, nkv as i32, hd as i32);
-        let mut launch = self.stream.launch_builder(&self.rope_kv_write);
+        let mut launch = self.prepare(&self.rope_kv_write);
         launch
             .arg(&qkv_p)
             .arg(&cos_p)
@@ -318,7 +322,7 @@ impl Kernels {
             Sums::Fastest => warps,
             Sums::BatchInvariant => ATTENTION_WARPS_FEW_ROWS,
         } as i32;
-        let mut launch = self.stream.launch_builder(&self.attention_decode);
+        let mut launch = self.prepare(&self.attention_decode);
         launch
             .arg(&q_p)
             .arg(&k_p)
@@ -446,7 +450,7 @@ impl Kernels {
         let norm_p = norm.map(|(w, _)| address(w)).transpose()?.unwrap_or(0);
         let eps = norm.map_or(0.0, |(_, eps)| eps as f32);
         let (b_i, n_i, k_i) = (b as i32, n as i32, k as i32);
-        let mut launch = self.stream.launch_builder(kernel);
+        let mut launch = self.prepare(kernel);
         launch
             .arg(&x_p)
             .arg(&norm_p)
@@ -474,7 +478,7 @@ impl Kernels {
         let (l_p, val_p, idx_p) = (address(logits)?, address(&values)?, address(&indices)?);
         let done_p = self.pick_done.device_ptr(&self.stream).0;
         let (max_i, v_i) = (MAX_BANS as i32, vocab as i32);
-        let mut launch = self.stream.launch_builder(&self.greedy_pick);
+        let mut launch = self.prepare(&self.greedy_pick);
         launch
             .arg(&l_p)
             .arg(&inputs.bans)
@@ -488,9 +492,14 @@ impl Kernels {
         self.run(launch, grid(b as u32, PICK_BLOCKS, 1), 256, 0)
     }
 
+    /// A launch of `func` on the kernels' stream, a dependent of the kernel before it where the GPU allows.
+    pub(super) fn prepare<'a>(&'a self, func: &'a CudaFunction) -> Launch<'a> {
+        Launch::new(&self.stream, func, self.dependent)
+    }
+
     pub(super) fn run(
         &self,
-        mut launch: candle_core::cuda_backend::cudarc::driver::LaunchArgs<'_>,
+        launch: Launch<'_>,
         grid_dim: (u32, u32, u32),
         threads: u32,
         shared_mem_bytes: u32,
@@ -503,8 +512,6 @@ impl Kernels {
         // SAFETY: every argument is a device address of a live, contiguous buffer of the size the kernel
         // indexes (checked by the callers' shapes) or a plain scalar, in decode.cu's parameter order.
         unsafe { launch.launch(config) }
-            .map(|_| ())
-            .map_err(|e| EngineError::Cuda(e.to_string()))
     }
 
     pub(super) fn empty(&self, shape: impl Into<Shape>, dtype: DType) -> Result<Tensor> {

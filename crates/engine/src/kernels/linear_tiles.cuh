@@ -187,12 +187,18 @@ __device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typen
     // Weight rows past N read row N - 1: their results are dropped.
     const typename W::Row lo_row = W::row(w, min(p.row0 + p.g, n - 1), k);
     const typename W::Row hi_row = W::row(w, min(p.row0 + p.g + 8, n - 1), k);
+    // The weights need nothing an earlier kernel writes: the block asks for all of its rows, and loads its first
+    // block of them, before it waits for the kernel ahead (launched as its dependent, it may be placed while
+    // that kernel still runs), so their trip from memory overlaps the wait.
+    const int first_row = blockIdx.x * TILE_GROUPS * 16;
+    prefetch_l2_block(W::row(w, first_row, k), (size_t)min(TILE_GROUPS * 16, n - first_row) * W::row_bytes(k));
     Pairs16 lo, hi;
     const int c = p.quarter * TILE_K + 16 * p.t;
     if (c < k) {
         load_pairs(lo_row, c, k, lo);
         load_pairs(hi_row, c, k, hi);
     }
+    follow_previous_kernel();
     if (!norm_w) {
         multiply_and_store<W>(p, x + (size_t)p.page0 * k, lo_row, hi_row, lo, hi, partial, out, n, k);
         return;

@@ -9,6 +9,7 @@
 //! prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 
 mod buffers;
+mod dependent_launch;
 mod experts;
 mod flash;
 mod grouped_experts;

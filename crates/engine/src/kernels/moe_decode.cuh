@@ -33,6 +33,8 @@ __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float
         const int c = lane * 8 + t * 256;
         if (ex < e && c < h) load8(gate + (size_t)ex * h + c, held[t]);
     }
+    // The gate needs no earlier kernel, so its rows are on their way before the wait for the kernel ahead.
+    follow_previous_kernel();
     if (norm_w) {
         const bool writer = blockIdx.y == 0;
         normed_row(x, delta, norm_w, writer ? sum_out : (T*)nullptr, writer ? normed_out : (T*)nullptr, row_cache,

@@ -128,6 +128,7 @@ __device__ void claim_slots(const int* ids, int n_slots, int* counters, int* ord
 // Launch: grid 1, block MOE_PLAN_THREADS (1024), no dynamic shared memory. n_experts ≤ MOE_MAX_EXPERTS.
 extern "C" __global__ void __launch_bounds__(MOE_PLAN_THREADS)
 moe_plan(const int* ids, int n_slots, int n_experts, int* offsets /*E+1*/, int* order /*n_slots*/) {
+    follow_previous_kernel();
     __shared__ int cursor[MOE_MAX_EXPERTS];
     for (int e = threadIdx.x; e < n_experts; e += blockDim.x) cursor[e] = 0;
     __syncthreads();
@@ -596,18 +597,20 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
 
 // The kernels: Wide and Narrow tiles, each over bf16 weights and over int8 rows (see moe_gate_up_grouped and
 // moe_down_grouped). MIN_BLOCKS: blocks per SM the registers must allow.
-#define INSTANTIATE(S, MIN_BLOCKS, W, NAME)                                                                        \
-    extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                           \
-        moe_gate_up_##NAME(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act, int k,    \
-                           int h, int inter, int n_experts, int tokens, const W* shared_gate_up,                  \
-                           bf16* shared_act, int shared_inter) {                                                 \
+#define INSTANTIATE(S, MIN_BLOCKS, W, NAME)                                                                     \
+    extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                        \
+        moe_gate_up_##NAME(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act, int k,   \
+                           int h, int inter, int n_experts, int tokens, const W* shared_gate_up,                \
+                           bf16* shared_act, int shared_inter) {                                                \
+        follow_previous_kernel();                                                                               \
         const SharedExpert<W> shared = {shared_gate_up, shared_act, nullptr, shared_inter};                     \
         moe_gate_up_grouped<S, W>(x, w, offsets, order, act, k, h, inter, n_experts, tokens, shared);           \
-    }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                           \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                        \
         moe_down_##NAME(const bf16* act, const W* w, const int* offsets, const int* order, const float* weights,  \
-                        float* y, int h, int inter, int n_experts, int tokens, int k, const W* shared_down,      \
-                        bf16* shared_act, float* shared_y, int shared_inter) {                                   \
+                        float* y, int h, int inter, int n_experts, int tokens, int k, const W* shared_down,     \
+                        bf16* shared_act, float* shared_y, int shared_inter) {                                  \
+        follow_previous_kernel();                                                                               \
         const SharedExpert<W> shared = {shared_down, shared_act, shared_y, shared_inter};                       \
         moe_down_grouped<S, W>(act, w, offsets, order, weights, y, h, inter, n_experts, tokens, k, shared);     \
     }
