@@ -5,7 +5,6 @@
 //! touch memory, so what they compute is unchanged. `DEEPREAD_DEPENDENT_LAUNCH=0` launches them plainly.
 
 use std::ffi::c_void;
-use std::marker::PhantomData;
 
 use candle_core::cuda_backend::cudarc::driver::sys;
 use candle_core::cuda_backend::cudarc::driver::{
@@ -36,8 +35,8 @@ pub(super) struct Launch<'a> {
     stream: &'a CudaStream,
     func: &'a CudaFunction,
     dependent: bool,
+    /// Addresses of the arguments, each borrowed for 'a by `arg`.
     args: Vec<*mut c_void>,
-    _args: PhantomData<&'a ()>,
 }
 
 impl<'a> Launch<'a> {
@@ -47,7 +46,6 @@ impl<'a> Launch<'a> {
             func,
             dependent,
             args: Vec::with_capacity(16),
-            _args: PhantomData,
         }
     }
 
