@@ -85,8 +85,8 @@ pub enum DecodePath {
     /// pages beside it.
     Fused,
     /// The default: the fused kernels, each output summed in the same order whatever the batch size, so a
-    /// page's tokens do not depend on the pages beside it; up to 16 % slower a step than [`DecodePath::Fused`]
-    /// in bf16 and 43 % at one int8 page, faster at 16 int8 pages (docs/benchmarks.md).
+    /// page's tokens do not depend on the pages beside it; up to a fifth slower a step than
+    /// [`DecodePath::Fused`] in bf16 and 43 % at one int8 page, faster at 16 int8 pages (docs/benchmarks.md).
     FusedBatchInvariant,
     /// Stock candle ops, one at a time, as the reference implementation computes: the baseline for checks.
     Reference,
