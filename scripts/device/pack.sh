@@ -23,8 +23,12 @@ cp -f scripts/device/run.sh scripts/device/*.py crates/engine/fixtures/full_size
   crates/engine/fixtures/make_fixtures.py "$shared/gpu/hf_reference.py" .gpu/
 # For the prepare step: PDFium and two real PDFs (a born-digital paper, a scan).
 paper="$shared/fixtures/pdfs/born_digital_papers_math_tables/pdfjs__tracemonkey.pdf"
-cp -f .deps/pdfium/libpdfium.so "$paper" \
-  "$shared/fixtures/pdfs/scanned_image_only/pypdf__Seige_of_Vicksburg_Sample_OCR.pdf" .gpu/
+if [ -f .deps/pdfium/libpdfium.so ]; then
+  cp -f .deps/pdfium/libpdfium.so "$paper" \
+    "$shared/fixtures/pdfs/scanned_image_only/pypdf__Seige_of_Vicksburg_Sample_OCR.pdf" .gpu/
+else
+  echo "pack.sh: no .deps/pdfium/libpdfium.so (make deps fetches it): the prepare and remote steps will not run" >&2
+fi
 # For the remote step: the real tokenizer (the random checkpoint has none) and a document of 42 pages (the
 # paper three times), so that 32 pages are in flight at once.
 mkdir -p .gpu/remote
