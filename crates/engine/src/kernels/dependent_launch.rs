@@ -8,7 +8,7 @@ use std::ffi::c_void;
 
 use candle_core::cuda_backend::cudarc::driver::sys;
 use candle_core::cuda_backend::cudarc::driver::{
-    CudaFunction, CudaStream, DeviceRepr, LaunchConfig,
+    CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchConfig,
 };
 use candle_core::cuda_backend::CudaDevice;
 
@@ -61,11 +61,8 @@ impl<'a> Launch<'a> {
     /// The arguments must be the kernel's parameters in order and type, and every address among them a live
     /// buffer as large as the kernel indexes with this configuration.
     pub(super) unsafe fn launch(mut self, config: LaunchConfig) -> Result<()> {
-        let cuda = |e: sys::CUresult| EngineError::Cuda(format!("kernel launch: {e:?}"));
-        self.stream
-            .context()
-            .bind_to_thread()
-            .map_err(|e| EngineError::Cuda(e.to_string()))?;
+        let cuda = |e: DriverError| EngineError::Cuda(e.to_string());
+        self.stream.context().bind_to_thread().map_err(cuda)?;
         // SAFETY: a zeroed attribute is a valid bit pattern (an id and a union of plain integers).
         let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
         attribute.id =
@@ -86,17 +83,15 @@ impl<'a> Launch<'a> {
         };
         // SAFETY: the caller vouches for the arguments (above); the configuration and attribute live across
         // the call, and the function belongs to the stream's context.
-        let result = unsafe {
+        unsafe {
             sys::cuLaunchKernelEx(
                 &launch_config,
                 self.func.cu_function(),
                 self.args.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
-        };
-        match result {
-            sys::CUresult::CUDA_SUCCESS => Ok(()),
-            e => Err(cuda(e)),
         }
+        .result()
+        .map_err(cuda)
     }
 }

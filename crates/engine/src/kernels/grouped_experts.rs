@@ -10,7 +10,7 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
 use super::buffers::{address, empty};
-use super::dependent_launch::{dependent_launches, Launch};
+use super::dependent_launch::Launch;
 use super::experts::mixed_weights;
 use super::mlp::Mlp;
 use crate::error::Result;
@@ -68,7 +68,9 @@ pub struct GroupedExperts {
 }
 
 impl GroupedExperts {
-    pub fn new(dev: &CudaDevice) -> Result<Self> {
+    /// The kernels for `dev`; `dependent`: launch them as dependents of the kernel before them
+    /// (dependent_launch.rs).
+    pub fn new(dev: &CudaDevice, dependent: bool) -> Result<Self> {
         let load = |name: &str| -> Result<CudaFunction> {
             Ok(dev
                 .get_or_load_custom_func(name, "deepread_moe_prefill", PTX)?
@@ -88,7 +90,7 @@ impl GroupedExperts {
             int8: gemms("grouped_int8", WIDE)?,
             int8_narrow: gemms("narrow_int8", NARROW)?,
             dev: dev.clone(),
-            dependent: dependent_launches(dev),
+            dependent,
         })
     }
 

@@ -139,10 +139,11 @@ impl Kernels {
                 .get_or_load_custom_func(&format!("{name}_{suffix}"), "deepread_decode", PTX)?
                 .into_cuda_function())
         };
+        let dependent = dependent_launches(dev);
         Ok(Some(Self {
             stream: dev.cuda_stream(),
             dtype,
-            dependent: dependent_launches(dev),
+            dependent,
             embed_rows: load("embed_rows")?,
             rms_norm: load("rms_norm")?,
             rope_kv_write: load("rope_kv_write")?,
@@ -159,7 +160,7 @@ impl Kernels {
             silu_mul: load("silu_mul")?,
             greedy_pick: load("greedy_pick")?,
             pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
-            grouped: GroupedExperts::new(dev)?,
+            grouped: GroupedExperts::new(dev, dependent)?,
             tiles: LinearTiles::new(dev, dtype)?,
             int8: Int8Kernels {
                 moe_gate_up_by_slot: load("moe_gate_up_by_slot_int8")?,
