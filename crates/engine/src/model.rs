@@ -15,10 +15,10 @@ use crate::weights::{TensorSpec, WeightLayout, Weights};
 /// One image's preprocessed views, as the preprocessing produces them (normalised f32, CHW, flat).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageImage {
-    /// 3 × `base_size` × `base_size`.
-    pub global: Vec<f32>,
-    /// `num_tiles` × 3 × `tile_size` × `tile_size`, row-major crop order; empty when there are no tiles.
-    pub tiles: Vec<f32>,
+    /// 3 × `base_size` × `base_size` pixel bytes, CHW (normalised on the device, [`crate::preprocess::normalise`]).
+    pub global: Vec<u8>,
+    /// `num_tiles` × 3 × `tile_size` × `tile_size` pixel bytes, row-major crop order; empty when there are no tiles.
+    pub tiles: Vec<u8>,
     pub num_tiles: usize,
     pub base_size: usize,
     pub tile_size: usize,
@@ -176,18 +176,16 @@ impl Model {
         &self.text
     }
 
-    /// A (B, 3, S, S) tensor in the model dtype on the vision tower's device from flat normalised pixels.
-    pub fn views_tensor(&self, pixels: &[f32], count: usize, size: usize) -> Result<Tensor> {
+    /// A (B, 3, S, S) tensor of normalised pixels in the model dtype on the vision tower's device, from flat
+    /// CHW pixel bytes.
+    pub fn views_tensor(&self, pixels: &[u8], count: usize, size: usize) -> Result<Tensor> {
         if pixels.len() != count * 3 * size * size {
             return Err(EngineError::Input(format!(
                 "{} pixel values for {count} view(s) of 3×{size}×{size}",
                 pixels.len()
             )));
         }
-        Ok(
-            Tensor::from_slice(pixels, (count, 3, size, size), &self.vision_device)?
-                .to_dtype(self.dtype)?,
-        )
+        self.vision.views(pixels, count, size)
     }
 
     /// The embeddings one image contributes to the prompt: (tiles·144 + 256 + 1, hidden) at the real geometry,

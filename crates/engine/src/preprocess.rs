@@ -1,7 +1,9 @@
 //! Image preprocessing of DeepSeek-OCR-2 in crop mode (spec deepseek-ocr2.md §3), pixel-exact with the
-//! official code: a padded global view plus 0 or 2..=6 stretched local tiles, normalised to [−1, 1].
+//! official code: a padded global view plus 0 or 2..=6 stretched local tiles.
 //!
-//! Output is plain `f32` buffers (CHW), so this stays independent of any tensor library.
+//! Output is plain byte buffers (CHW): the resampled pixels themselves, a quarter of what the official `f32`
+//! values take to keep and to copy to the GPU. The model normalises them on its device with [`normalise`],
+//! value for value, so this stays independent of any tensor library.
 
 mod global_view;
 pub(crate) mod resample;
@@ -101,10 +103,10 @@ pub fn image_token_count(width: u32, height: u32) -> usize {
 /// The model's pixel input for one image.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedImage {
-    /// 3 × base × base, CHW, values `(x/255 − 0.5)/0.5`.
-    pub global: Vec<f32>,
+    /// 3 × base × base, CHW, the pixel bytes (the model's values are their [`normalise`]d forms).
+    pub global: Vec<u8>,
     /// K × 3 × tile × tile, tiles row-major over the grid; empty when `grid` is `None`.
-    pub tiles: Vec<f32>,
+    pub tiles: Vec<u8>,
     pub grid: Option<TileGrid>,
     /// Number of `<image>` placeholders the prompt needs for this image.
     pub image_tokens: usize,
@@ -144,10 +146,10 @@ pub fn preprocess(
 }
 
 /// Stretch the whole image to the grid's size (no aspect kept) and cut it into tiles, row-major.
-fn local_tiles(image: &RgbImage, grid: TileGrid, tile: u32) -> Vec<f32> {
+fn local_tiles(image: &RgbImage, grid: TileGrid, tile: u32) -> Vec<u8> {
     let stretched = resize_bicubic(image, tile * grid.cols, tile * grid.rows);
     let plane = tile as usize * tile as usize;
-    let mut out = vec![0.0f32; grid.count() * CHANNELS * plane];
+    let mut out = vec![0u8; grid.count() * CHANNELS * plane];
     for (k, chw) in out.chunks_exact_mut(CHANNELS * plane).enumerate() {
         let (col, row) = (k as u32 % grid.cols, k as u32 / grid.cols);
         write_chw(
@@ -162,13 +164,13 @@ fn local_tiles(image: &RgbImage, grid: TileGrid, tile: u32) -> Vec<f32> {
     out
 }
 
-/// The contained original on a pad-coloured square canvas, normalised.
-fn global_view(image: &RgbImage, config: &PreprocessConfig) -> Vec<f32> {
+/// The contained original on a pad-coloured square canvas.
+fn global_view(image: &RgbImage, config: &PreprocessConfig) -> Vec<u8> {
     let side = config.base_size;
     let plane = side as usize * side as usize;
-    let mut out = vec![0.0f32; CHANNELS * plane];
+    let mut out = vec![0u8; CHANNELS * plane];
     for (c, channel) in out.chunks_exact_mut(plane).enumerate() {
-        channel.fill(normalise(config.pad_color[c]));
+        channel.fill(config.pad_color[c]);
     }
     let at = place(image.width(), image.height(), side);
     let contained = resize_bicubic(image, at.width, at.height);
@@ -183,14 +185,14 @@ fn global_view(image: &RgbImage, config: &PreprocessConfig) -> Vec<f32> {
     out
 }
 
-/// Copy the `size` region of `src` starting at `from` into a CHW canvas of side `side` at `to`, normalised.
+/// Copy the `size` region of `src` starting at `from` into a CHW canvas of side `side` at `to`.
 fn write_chw(
     src: &RgbImage,
     from: (u32, u32),
     size: (u32, u32),
     to: (u32, u32),
     side: u32,
-    chw: &mut [f32],
+    chw: &mut [u8],
 ) {
     let side = side as usize;
     let plane = side * side;
@@ -199,13 +201,14 @@ fn write_chw(
             let pixel = src.get_pixel(from.0 + dx, from.1 + dy).0;
             let at = (to.1 + dy) as usize * side + (to.0 + dx) as usize;
             for (c, &value) in pixel.iter().enumerate() {
-                chw[c * plane + at] = normalise(value);
+                chw[c * plane + at] = value;
             }
         }
     }
 }
 
-/// torchvision `ToTensor` then `Normalize(0.5, 0.5)`, with the same float32 operations.
+/// A pixel byte as the model takes it: torchvision `ToTensor` then `Normalize(0.5, 0.5)`, with the same
+/// float32 operations.
 pub fn normalise(value: u8) -> f32 {
     (f32::from(value) / 255.0 - 0.5) / 0.5
 }

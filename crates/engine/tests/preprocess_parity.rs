@@ -5,30 +5,13 @@
 
 mod preprocess_support;
 
-use deepread_engine::preprocess::{place, preprocess, PreparedImage, PreprocessConfig};
+use deepread_engine::preprocess::{normalise, place, preprocess, PreparedImage, PreprocessConfig};
 use preprocess_support::{build_source, expectations, grid_of, pair, sha256_hex};
 use serde_json::Value;
 
-/// A normalised view turned back into the uint8 CHW bytes it was made from; any non-integer is a bug.
-fn recover_u8(floats: &[f32]) -> Vec<u8> {
-    floats
-        .iter()
-        .enumerate()
-        .map(|(i, &f)| {
-            let scaled = (f64::from(f) * 0.5 + 0.5) * 255.0;
-            let rounded = scaled.round();
-            assert!(
-                (scaled - rounded).abs() < 1e-3,
-                "value {f} at index {i} is not a normalised byte"
-            );
-            rounded as u8
-        })
-        .collect()
-}
-
-/// Compare one view with the oracle; on a mismatch, say where (first differing band, first differing sample).
-fn check_view(case: &str, view: &str, floats: &[f32], side: usize, expected: &Value) {
-    let bytes = recover_u8(floats);
+/// Compare one view with the oracle, its bytes and the normalised values the model takes of them; on a
+/// mismatch, say where (first differing band, first differing sample).
+fn check_view(case: &str, view: &str, bytes: &[u8], side: usize, expected: &Value) {
     let plane = side * side;
     let mut sample_errors = Vec::new();
     for s in expected["samples_c_y_x_u8_f32"].as_array().unwrap() {
@@ -39,7 +22,7 @@ fn check_view(case: &str, view: &str, floats: &[f32], side: usize, expected: &Va
             s[2].as_u64().unwrap() as usize,
         );
         let (want_u8, want_f32) = (s[3].as_u64().unwrap() as u8, s[4].as_f64().unwrap() as f32);
-        let got = floats[c * plane + y * side + x];
+        let got = normalise(bytes[c * plane + y * side + x]);
         if bytes[c * plane + y * side + x] != want_u8 || got.to_bits() != want_f32.to_bits() {
             sample_errors.push(format!(
                 "(c={c}, y={y}, x={x}): got {got} (u8 {}), want {want_f32} (u8 {want_u8})",
@@ -47,7 +30,7 @@ fn check_view(case: &str, view: &str, floats: &[f32], side: usize, expected: &Va
             ));
         }
     }
-    let hash = sha256_hex(&bytes);
+    let hash = sha256_hex(bytes);
     if hash == expected["sha256"].as_str().unwrap() && sample_errors.is_empty() {
         return;
     }
@@ -83,7 +66,7 @@ fn is_lossy(case: &Value) -> bool {
 const LOSSY_TOLERANCE: i32 = 10;
 
 /// For JPEG sources only the sampled pixels are compared, within `LOSSY_TOLERANCE`.
-fn check_view_near(case: &str, view: &str, floats: &[f32], side: usize, expected: &Value) -> i32 {
+fn check_view_near(case: &str, view: &str, bytes: &[u8], side: usize, expected: &Value) -> i32 {
     let plane = side * side;
     let mut worst = 0;
     for s in expected["samples_c_y_x_u8_f32"].as_array().unwrap() {
@@ -93,7 +76,7 @@ fn check_view_near(case: &str, view: &str, floats: &[f32], side: usize, expected
             s[1].as_u64().unwrap() as usize,
             s[2].as_u64().unwrap() as usize,
         );
-        let got = recover_u8(&floats[c * plane + y * side + x..][..1])[0];
+        let got = bytes[c * plane + y * side + x];
         let delta = (i32::from(got) - s[3].as_i64().unwrap() as i32).abs();
         assert!(
             delta <= LOSSY_TOLERANCE,
@@ -182,12 +165,12 @@ fn preprocessing_matches_official_pixels_on_real_pages() {
                 .enumerate()
                 .map(|(k, (f, e))| (format!("tile {k}"), f, 768, e)),
         );
-        for (view, floats, side, expected) in views {
+        for (view, bytes, side, expected) in views {
             if is_lossy(case) {
-                let worst = check_view_near(name, &view, floats, side, expected);
+                let worst = check_view_near(name, &view, bytes, side, expected);
                 eprintln!("{name} {view}: JPEG source, sampled pixels within {worst} levels of the oracle");
             } else {
-                check_view(name, &view, floats, side, expected);
+                check_view(name, &view, bytes, side, expected);
             }
         }
     }
@@ -231,7 +214,7 @@ fn global_offset_differs_from_transformers_only_by_rounding() {
             "{name}: round-half-even and floor only part on gaps ≡ 3 (mod 4)"
         );
         let prepared = run_case(case);
-        let shifted = repaste(&recover_u8(&prepared.global), (w, h), ours, theirs);
+        let shifted = repaste(&prepared.global, (w, h), ours, theirs);
         assert_eq!(
             sha256_hex(&shifted),
             case["transformers"]["global_sha256"].as_str().unwrap(),

@@ -8,6 +8,8 @@ use deepread_engine::kernels::{
     Epilogue, WindowGrid,
 };
 use deepread_engine::layers::rope::Rotary;
+use deepread_engine::preprocess::normalise;
+use deepread_engine::vision::pixels::PixelValues;
 use deepread_engine::vision::windows::{window_merge, window_partition};
 
 fn gpu() -> Device {
@@ -281,5 +283,35 @@ fn layer_norms_match_the_f32_computation_at_sams_widths() {
             .broadcast_add(&f32_cpu(&bias))
             .unwrap();
         assert!(relative_error(&got, &expected) < 1e-2, "{cols} wide");
+    }
+}
+
+#[test]
+fn pixel_bytes_take_the_values_their_f32_upload_gave() {
+    let dev = gpu();
+    // Every byte, 0 and 255 among them, in two views of a tile's side.
+    let bytes: Vec<u8> = (0..2 * 3 * 768 * 768)
+        .map(|i| (i * 37 % 256) as u8)
+        .collect();
+    for dtype in [DType::F32, DType::BF16] {
+        let views = PixelValues::new(&dev, dtype)
+            .unwrap()
+            .views(&bytes, 2, 768)
+            .unwrap();
+        let values: Vec<f32> = bytes.iter().map(|&b| normalise(b)).collect();
+        let uploaded = Tensor::from_vec(values, (2, 3, 768, 768), &dev)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        let differing = views
+            .ne(&uploaded)
+            .unwrap()
+            .to_dtype(DType::U32)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar::<u32>()
+            .unwrap();
+        assert_eq!(differing, 0, "{dtype:?}");
     }
 }

@@ -129,7 +129,7 @@ fn prepare_page(document: &Document, page: usize) -> Result<(Duration, Duration)
     let t1 = Instant::now();
     let prepared = preprocess(&image, &PreprocessConfig::default())
         .map_err(|e| Failure::Document(format!("page {}: {e}", page + 1)))?;
-    // The normalised pixels the engine takes are part of the CPU's work.
+    // The pixel bytes the engine takes are part of the CPU's work.
     std::hint::black_box(PageImage::from(&prepared));
     Ok((t1 - t0, t1.elapsed()))
 }

@@ -36,9 +36,9 @@ pub fn layout_page(config: &ModelConfig, crops: usize, variant: usize) -> PageIn
     }
 }
 
-/// A fixed pattern in the normalised range [-1, 1], shifted by `variant`.
-fn pixels(n: usize, variant: usize) -> Vec<f32> {
+/// A fixed pattern of pixel bytes, shifted by `variant`.
+fn pixels(n: usize, variant: usize) -> Vec<u8> {
     (0..n)
-        .map(|i| ((i * 7919 + variant * 104_729) % 255) as f32 / 127.5 - 1.0)
+        .map(|i| ((i * 7919 + variant * 104_729) % 255) as u8)
         .collect()
 }

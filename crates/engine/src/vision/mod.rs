@@ -2,6 +2,7 @@
 
 pub mod dense;
 pub mod encoder;
+pub mod pixels;
 pub mod projector;
 pub mod resize;
 pub mod sam;
@@ -14,6 +15,7 @@ use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::weights::Weights;
 use encoder::VisionEncoder;
+use pixels::PixelValues;
 use projector::Projector;
 use sam::SamEncoder;
 
@@ -26,6 +28,7 @@ pub struct VisionTower {
     pub sam: SamEncoder,
     pub encoder: VisionEncoder,
     pub projector: Projector,
+    pixels: PixelValues,
     /// Appended once per image, after the global view's tokens.
     view_separator: Tensor,
 }
@@ -37,8 +40,14 @@ impl VisionTower {
             sam: SamEncoder::load(w, &cfg.sam, &view_sizes)?,
             encoder: VisionEncoder::load(w, &cfg.encoder)?,
             projector: Projector::load(w, cfg.encoder.hidden_size, cfg.text.hidden_size)?,
+            pixels: PixelValues::new(w.device(), w.dtype())?,
             view_separator: w.get("view_separator", &[cfg.text.hidden_size])?,
         })
+    }
+
+    /// `count` views of side `size` as flat CHW pixel bytes → (count, 3, size, size), normalised.
+    pub fn views(&self, bytes: &[u8], count: usize, size: usize) -> Result<Tensor> {
+        self.pixels.views(bytes, count, size)
     }
 
     /// Views (B, 3, S, S) → projected query embeddings (B, N, hidden).

@@ -1,9 +1,9 @@
 //! The fixture scripts' pixel hash (`hash_pixels` in fixtures/make_fixtures.py), shared by the parity
 //! test and the full-size parity example so both feed the model exactly the pixels the oracle saw.
 
-/// `(n, 3, size, size)` pixels from a murmur3-style finaliser of (flat NCHW index, seed), then
-/// ToTensor + Normalize(0.5, 0.5) in f32.
-pub fn hash_pixels(seed: u32, n: usize, size: usize) -> Vec<f32> {
+/// `(n, 3, size, size)` pixel bytes from a murmur3-style finaliser of (flat NCHW index, seed); the script then
+/// applies ToTensor + Normalize(0.5, 0.5) in f32, as the model does on its device.
+pub fn hash_pixels(seed: u32, n: usize, size: usize) -> Vec<u8> {
     (0..(n * 3 * size * size) as u32)
         .map(|i| {
             let mut x = i
@@ -14,7 +14,7 @@ pub fn hash_pixels(seed: u32, n: usize, size: usize) -> Vec<f32> {
             x ^= x >> 12;
             x = x.wrapping_mul(0x297A_2D39);
             x ^= x >> 15;
-            (f32::from((x >> 24) as u8) / 255.0 - 0.5) / 0.5
+            (x >> 24) as u8
         })
         .collect()
 }
