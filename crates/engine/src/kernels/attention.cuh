@@ -5,22 +5,26 @@
 
 #include "common.cuh"
 
-// Split-K decode attention. Grid (B, nh, ATTN_MAX_SPLITS), up to ATTN_WARPS warps a block. A split covers
-// `split_chunk` consecutive positions (ATTN_MIN_CHUNK, more only past 64 of them); splits past the end exit.
-// Within a warp, hd/8 lanes hold one position (8 dims each, one 16-byte load of k and of v). A split's positions
-// are dealt to `lane_warps` · 256/hd lane groups, group v taking positions start + v, start + v + groups, ...,
-// and each keeps an online softmax (max, sum, weighted values) in f32. With 16 warps a split of 64 positions
-// takes two steps at hd 128 (few sequences: the latency of each block matters); with 4 warps, eight (many:
-// blocks enough to hide it). `lane_warps` is a multiple of the block's warps, each of whose lane groups runs
-// lane_warps / warps of them in turn: with lane_warps = ATTN_WARPS whatever the warps, the states and their
-// merge are the same for every batch size, so a row's attention does not depend on the rows beside it.
-// The block merges them into `partial[((b·nh + h)·ATTN_MAX_SPLITS + split)·(hd + 2)]` as [max, sum, acc[hd]].
-// The split that finishes a (row, head) last (counted in `done`, reset for the next launch) merges the splits
-// into out (B, nh·hd).
+// Split-K decode attention. Grid (B, nh, ATTN_MAX_SPLITS) for few rows, (B, nh, fewer) for many (see
+// attention_decode), up to ATTN_WARPS warps a block. A split covers `split_chunk` consecutive positions
+// (ATTN_MIN_CHUNK, more only past 64 of them). Within a warp, hd/8 lanes hold one position (8 dims each, one
+// 16-byte load of k and of v). A split's positions are dealt to `lane_warps` · 256/hd lane groups, group v taking
+// positions start + v, start + v + groups, ..., and each keeps an online softmax (max, sum, weighted values) in
+// f32. With 16 warps a split of 64 positions takes two steps at hd 128 (few sequences: the latency of each block
+// matters); with 4 warps, eight (many: blocks enough to hide it). `lane_warps` is a multiple of the block's
+// warps, each of whose lane groups runs lane_warps / warps of them in turn: with lane_warps = ATTN_WARPS
+// whatever the warps, the states and their merge are the same for every batch size, so a row's attention does
+// not depend on the rows beside it. The block merges them into
+// `partial[((b·nh + h)·ATTN_MAX_SPLITS + split)·(hd + 2)]` as [max, sum, acc[hd]]. The split that finishes a
+// (row, head) last (counted in `done`, reset for the next launch) merges the splits into out (B, nh·hd).
 #define ATTN_WARPS 16
 #define ATTN_MAX_HEAD_DIM 256
 #define ATTN_MIN_CHUNK 64
 #define ATTN_MAX_SPLITS 64
+// Positions a lane group requests before it takes the first of them, where rows are many: its loads overlap,
+// and the online softmax still takes the positions one by one in the same order. Two cover a 64-position
+// split's turn at hd 128.
+#define ATTN_AHEAD 2
 __device__ __forceinline__ int split_chunk(int len) {
     return max((len + ATTN_MAX_SPLITS - 1) / ATTN_MAX_SPLITS, ATTN_MIN_CHUNK);
 }
@@ -83,15 +87,12 @@ __device__ Softmax merge_states(Value value, int n, int hd, float* scratch, floa
     return total;
 }
 
-template <typename T>
-__device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint64_t* v_cache, const int* pos,
-                                 const int* cap, float* partial, unsigned* done, T* out, int nh, int nkv, int hd,
-                                 float scale, int lane_warps) {
-    const int row = blockIdx.x, head = blockIdx.y, split = blockIdx.z;
-    const int len = pos[row] + 1;
-    const int chunk = split_chunk(len);
-    const int live = (len + chunk - 1) / chunk;
-    if (split >= live) return;
+// One split of (row, head): its positions' online softmax, merged into its state in `partial`; the split that
+// arrives last merges the row's.
+template <typename T, int AHEAD>
+__device__ void attention_split(const T* q, const uint64_t* k_cache, const uint64_t* v_cache, const int* cap,
+                                float* partial, unsigned* done, T* out, int nh, int nkv, int hd, float scale,
+                                int lane_warps, int row, int head, int split, int len, int chunk, int live) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, turns = lane_warps / (blockDim.x / 32);
     const int group_lanes = hd / 8, groups = 32 / group_lanes, all_groups = lane_warps * groups;
     const int group = lane / group_lanes, dim = (lane % group_lanes) * 8;
@@ -116,21 +117,33 @@ __device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint
         const int first = (warp * turns + turn) * groups;
         float acc[8] = {0.0f};
         float m = -INFINITY, l = 0.0f;
-        for (int p = start + first + group; p - group < end; p += all_groups) {
-            const bool here = p < end;
-            float kv[8], vv[8];
-            if (here) { load8(K + (size_t)p * hd, kv); load8(V + (size_t)p * hd, vv); }
-            float dot = 0.0f;
+        for (int p0 = start + first + group; p0 - group < end; p0 += AHEAD * all_groups) {
+            Raw8<T> keys[AHEAD] = {}, values[AHEAD] = {};
 #pragma unroll
-            for (int j = 0; j < 8; ++j) dot += here ? qv[j] * kv[j] : 0.0f;
-            for (int o = group_lanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
-            if (!here) continue;
-            const float m_new = fmaxf(m, dot);
-            const float correction = expf(m - m_new), e = expf(dot - m_new);
-            l = l * correction + e;
+            for (int a = 0; a < AHEAD; ++a) {
+                const int p = p0 + a * all_groups;
+                if (p < end) { fetch8(K + (size_t)p * hd, keys[a]); fetch8(V + (size_t)p * hd, values[a]); }
+            }
 #pragma unroll
-            for (int j = 0; j < 8; ++j) acc[j] = acc[j] * correction + e * vv[j];
-            m = m_new;
+            for (int a = 0; a < AHEAD; ++a) {
+                const int p = p0 + a * all_groups;
+                if (p - group >= end) break;
+                const bool here = p < end;
+                float kv[8], vv[8];
+                unpack8(keys[a], kv);
+                unpack8(values[a], vv);
+                float dot = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) dot += here ? qv[j] * kv[j] : 0.0f;
+                for (int o = group_lanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+                if (!here) continue;
+                const float m_new = fmaxf(m, dot);
+                const float correction = expf(m - m_new), e = expf(dot - m_new);
+                l = l * correction + e;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) acc[j] = acc[j] * correction + e * vv[j];
+                m = m_new;
+            }
         }
         float* mine = states + (first + group) * stride;
         if (lane % group_lanes == 0) { mine[0] = m; mine[1] = l; }
@@ -152,4 +165,27 @@ __device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint
     const Softmax total = merge_states([&](int i, int j) { return __ldcg(head_states + i * stride + j); }, live,
                                        hd, scratch, merged);
     for (int d = threadIdx.x; d < hd; d += blockDim.x) out[head_row * hd + d] = from_float<T>(merged[d] / total.sum);
+}
+
+// Grid (B, nh, splits): a block takes splits blockIdx.z, blockIdx.z + gridDim.z, ... of its (row, head). Where
+// rows are many, fewer blocks than ATTN_MAX_SPLITS, so that no block is placed only to find its split past the
+// sequence's end; a split's sums are the same whichever block takes it.
+template <typename T>
+__device__ void attention_decode(const T* q, const uint64_t* k_cache, const uint64_t* v_cache, const int* pos,
+                                 const int* cap, float* partial, unsigned* done, T* out, int nh, int nkv, int hd,
+                                 float scale, int lane_warps) {
+    const int row = blockIdx.x, head = blockIdx.y;
+    const int len = pos[row] + 1;
+    const int chunk = split_chunk(len);
+    const int live = (len + chunk - 1) / chunk;
+    if (gridDim.z >= ATTN_MAX_SPLITS) {
+        // Few rows: a block a split, each position loaded as it is taken (what the latency of one page wants).
+        if (blockIdx.z < live)
+            attention_split<T, 1>(q, k_cache, v_cache, cap, partial, done, out, nh, nkv, hd, scale, lane_warps,
+                                  row, head, blockIdx.z, len, chunk, live);
+        return;
+    }
+    for (int split = blockIdx.z; split < live; split += gridDim.z)
+        attention_split<T, ATTN_AHEAD>(q, k_cache, v_cache, cap, partial, done, out, nh, nkv, hd, scale,
+                                       lane_warps, row, head, split, len, chunk, live);
 }

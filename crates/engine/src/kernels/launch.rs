@@ -26,6 +26,9 @@ const ATTENTION_SPLITS: u32 = 64;
 const ATTENTION_WARPS_FEW_ROWS: u32 = 16;
 const ATTENTION_WARPS_MANY_ROWS: u32 = 4;
 const ATTENTION_MANY_ROWS: usize = 64;
+/// Blocks per (sequence, head) where they are many, each taking every 16th split: a page of 1,200 positions has
+/// 19 splits, and blocks placed only to find no split cost 64 pages a tenth of their step (H200, 2026-11-28).
+const ATTENTION_BLOCKS_MANY_ROWS: u32 = 16;
 /// Most (sequence, head) pairs one decode attention takes.
 const MAX_ATTENTION_HEAD_ROWS: usize = 16384;
 /// Largest head dim, top-k and expert count the kernels hold on chip (attention.cuh's ATTN_MAX_HEAD_DIM,
@@ -340,7 +343,11 @@ impl Kernels {
             .arg(&lane_warps);
         // Each of the lane_warps · 256/hd lane groups keeps [max, sum, acc[hd]] in shared memory.
         let states = lane_warps as usize * (256 / hd) * (hd + 2) * std::mem::size_of::<f32>();
-        let blocks = grid(b as u32, nh as u32, ATTENTION_SPLITS);
+        let blocks = if b * nh >= ATTENTION_MANY_ROWS {
+            grid(b as u32, nh as u32, ATTENTION_BLOCKS_MANY_ROWS)
+        } else {
+            grid(b as u32, nh as u32, ATTENTION_SPLITS)
+        };
         self.run(launch, blocks, warps * 32, states as u32)?;
         Ok(out)
     }
