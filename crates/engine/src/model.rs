@@ -36,13 +36,13 @@ impl PageImage {
     }
 }
 
-impl From<&crate::preprocess::PreparedImage> for PageImage {
+impl From<crate::preprocess::PreparedImage> for PageImage {
     /// The preprocessing's output, as the model takes it.
-    fn from(p: &crate::preprocess::PreparedImage) -> Self {
+    fn from(p: crate::preprocess::PreparedImage) -> Self {
         Self {
-            global: p.global.clone(),
-            tiles: p.tiles.clone(),
             num_tiles: p.tile_count(),
+            global: p.global,
+            tiles: p.tiles,
             base_size: p.base_size as usize,
             tile_size: p.tile_size as usize,
         }

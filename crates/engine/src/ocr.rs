@@ -86,7 +86,7 @@ impl Ocr {
             .map_err(|e| EngineError::Input(e.to_string()))?;
         Ok(PageInput {
             prompt_ids,
-            image: Some(PageImage::from(&prepared)),
+            image: Some(PageImage::from(prepared)),
         })
     }
 

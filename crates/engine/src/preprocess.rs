@@ -145,6 +145,28 @@ pub fn preprocess(
     })
 }
 
+/// The global view alone, as [`preprocess`] makes it, with no tiles: what an image too small for tiles takes
+/// (the global view's tokens and the separator). For reading at the base resolution, without resampling the
+/// tiles only to drop them.
+pub fn preprocess_global_only(
+    image: &RgbImage,
+    config: &PreprocessConfig,
+) -> Result<PreparedImage, PreprocessError> {
+    config.validate()?;
+    let (width, height) = image.dimensions();
+    if width == 0 || height == 0 {
+        return Err(PreprocessError::EmptyImage { width, height });
+    }
+    Ok(PreparedImage {
+        global: global_view(image, config),
+        tiles: Vec::new(),
+        grid: None,
+        image_tokens: view_tokens(config.base_size) + 1,
+        base_size: config.base_size,
+        tile_size: config.tile_size,
+    })
+}
+
 /// Stretch the whole image to the grid's size (no aspect kept) and cut it into tiles, row-major.
 fn local_tiles(image: &RgbImage, grid: TileGrid, tile: u32) -> Vec<u8> {
     let stretched = resize_bicubic(image, tile * grid.cols, tile * grid.rows);
@@ -226,10 +248,31 @@ mod tests {
     }
 
     #[test]
+    fn global_only_is_the_global_view_of_the_tiled_preprocessing() {
+        // A4 at 144 dpi, with a gradient so that the resampling shows: six tiles in crop mode.
+        let page = RgbImage::from_fn(1190, 1684, |x, y| {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, ((x + y) % 256) as u8])
+        });
+        let config = PreprocessConfig::default();
+        let tiled = preprocess(&page, &config).unwrap();
+        let alone = preprocess_global_only(&page, &config).unwrap();
+        assert_eq!(tiled.tile_count(), 6);
+        assert_eq!(alone.global, tiled.global);
+        assert!(alone.tiles.is_empty() && alone.grid.is_none());
+        // What an image too small for tiles takes.
+        assert_eq!(alone.image_tokens, config.image_token_count(1, 1));
+        assert_eq!(alone.image_tokens, 256 + 1);
+    }
+
+    #[test]
     fn rejects_empty_images_and_bad_settings() {
         let empty = RgbImage::new(0, 10);
         assert!(matches!(
             preprocess(&empty, &PreprocessConfig::default()),
+            Err(PreprocessError::EmptyImage { .. })
+        ));
+        assert!(matches!(
+            preprocess_global_only(&empty, &PreprocessConfig::default()),
             Err(PreprocessError::EmptyImage { .. })
         ));
         let bad = PreprocessConfig {

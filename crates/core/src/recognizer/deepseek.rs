@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use deepread_engine::device::{place, Placement};
-use deepread_engine::preprocess::{preprocess, PreprocessConfig};
+use deepread_engine::preprocess::{preprocess_global_only, PreprocessConfig};
 use deepread_engine::prompt::{build_prompt_ids, PromptPreset, Tokenizer};
 use deepread_engine::quant::WeightFormat;
 use deepread_engine::{
@@ -368,17 +368,13 @@ pub fn base_only_input(
     image: &RgbImage,
     prompt: &str,
 ) -> Result<deepread_engine::PageInput, String> {
-    let config = PreprocessConfig::default();
-    let mut prepared = preprocess(image, &config).map_err(|e| e.to_string())?;
-    prepared.tiles = Vec::new();
-    prepared.grid = None;
-    // What an image too small for tiles takes: the global view and the separator.
-    prepared.image_tokens = config.image_token_count(1, 1);
+    let prepared =
+        preprocess_global_only(image, &PreprocessConfig::default()).map_err(|e| e.to_string())?;
     let prompt_ids =
         build_prompt_ids(tokenizer, prompt, prepared.image_tokens).map_err(|e| e.to_string())?;
     Ok(deepread_engine::PageInput {
         prompt_ids,
-        image: Some(PageImage::from(&prepared)),
+        image: Some(PageImage::from(prepared)),
     })
 }
 
@@ -455,6 +451,7 @@ fn hash_model_file(hasher: &mut Sha256, path: &Path) -> Result<(), ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use deepread_engine::preprocess::preprocess;
 
     fn engine_fixture(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
