@@ -17,7 +17,9 @@ pub use download::{download, DownloadOptions, Retries, Timeouts};
 pub use env::{Env, DEFAULT_ENDPOINT};
 pub use error::DownloadError;
 pub use hub::cache::{repo_folder, snapshot_dir};
-pub use locate::{candidates, locate, locate_in, Located, ModelFiles, NotFound, Place, Source};
+pub use locate::{
+    candidates, locate, locate_in, Located, ModelFiles, NotFound, Place, Source, INT8_CACHE,
+};
 pub use progress::{Progress, RateMeter};
 pub use space::available_space;
 

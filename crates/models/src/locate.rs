@@ -212,8 +212,9 @@ fn hub_main(env: &Env) -> Place {
     }
 }
 
-/// DeepRead's own int8 weights, kept beside a checkpoint: not a model of their own.
-const INT8_CACHE: &str = "deepread-int8.gguf";
+/// DeepRead's own int8 weights, which the engine writes beside a checkpoint (its `quant::INT8_CACHE`, a
+/// crate this one does not depend on; core's tests hold the two names alike): not a model of their own.
+pub const INT8_CACHE: &str = "deepread-int8.gguf";
 
 /// A folder counts as a model when it has config.json, tokenizer.json and some *.safetensors, or two GGUF files
 /// (llama.cpp's pair: the text file and its `mmproj`, which the engine tells apart and checks).

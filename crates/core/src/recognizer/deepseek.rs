@@ -581,6 +581,14 @@ mod tests {
     }
 
     #[test]
+    fn locating_models_skips_the_int8_file_the_engine_writes() {
+        assert_eq!(
+            deepread_models::INT8_CACHE,
+            deepread_engine::quant::INT8_CACHE
+        );
+    }
+
+    #[test]
     fn reading_settings_arrive_from_the_window_as_camel_case_names() {
         let mode: ReadingMode = serde_json::from_str("\"plain\"").unwrap();
         let resolution: Resolution = serde_json::from_str("\"baseOnly\"").unwrap();
