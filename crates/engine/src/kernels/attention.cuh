@@ -87,6 +87,12 @@ __device__ Softmax merge_states(Value value, int n, int hd, float* scratch, floa
     return total;
 }
 
+// The merge's scratch and its result. At file scope, a kernel has one of each however many instances of
+// attention_split it holds; declared in the template, each instance had its own, and the blocks of many rows
+// lost their place on the SM to a copy they never use.
+__shared__ float attn_scratch[ATTN_MERGE_SCRATCH];
+__shared__ float attn_merged[ATTN_MAX_HEAD_DIM];
+
 // One split of (row, head): its positions' online softmax, merged into its state in `partial`; the split that
 // arrives last merges the row's.
 template <typename T, int AHEAD>
@@ -108,8 +114,8 @@ __device__ void attention_split(const T* q, const uint64_t* k_cache, const uint6
     // memory, sized at launch. A fixed ATTN_WARPS · 320 would cost the 4-warp blocks of many rows an eighth of
     // their blocks per SM once the merge's scratch grew.
     extern __shared__ float states[];
-    __shared__ float scratch[ATTN_MERGE_SCRATCH];
-    __shared__ float merged[ATTN_MAX_HEAD_DIM];
+    float* scratch = attn_scratch;
+    float* merged = attn_merged;
     const int stride = hd + 2;
     for (int turn = 0; turn < turns; ++turn) {
         // The warp's first lane group this turn: p - group is the same for every lane of the warp, so its
