@@ -12,7 +12,7 @@ use crate::quant::{checkpoint_source, Int8Weights, WeightFormat, INT8_CACHE};
 use crate::vision::{VisionTower, TILE_SIZE};
 use crate::weights::{TensorSpec, WeightLayout, Weights};
 
-/// One image's preprocessed views, as the preprocessing produces them (normalised f32, CHW, flat).
+/// One image's preprocessed views, as the preprocessing produces them (pixel bytes, CHW, flat).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageImage {
     /// 3 × `base_size` × `base_size` pixel bytes, CHW (normalised on the device, [`crate::preprocess::normalise`]).

@@ -27,7 +27,8 @@ const ATTENTION_WARPS_FEW_ROWS: u32 = 16;
 const ATTENTION_WARPS_MANY_ROWS: u32 = 4;
 const ATTENTION_MANY_ROWS: usize = 64;
 /// Blocks per (sequence, head) where they are many, each taking every 16th split: a page of 1,200 positions has
-/// 19 splits, and blocks placed only to find no split cost 64 pages a tenth of their step (H200, 2026-11-28).
+/// 19 splits, and blocks placed only to find no split cost 64 pages up to a tenth of their step (H200,
+/// 2026-11-28).
 const ATTENTION_BLOCKS_MANY_ROWS: u32 = 16;
 /// Most (sequence, head) pairs one decode attention takes.
 const MAX_ATTENTION_HEAD_ROWS: usize = 16384;
