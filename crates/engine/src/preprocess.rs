@@ -125,11 +125,7 @@ pub fn preprocess(
     image: &RgbImage,
     config: &PreprocessConfig,
 ) -> Result<PreparedImage, PreprocessError> {
-    config.validate()?;
-    let (width, height) = image.dimensions();
-    if width == 0 || height == 0 {
-        return Err(PreprocessError::EmptyImage { width, height });
-    }
+    let (width, height) = check_input(image, config)?;
     let grid = config.grid_for(width, height);
     let tiles = grid.map_or_else(Vec::new, |g| local_tiles(image, g, config.tile_size));
     let global = global_view(image, config);
@@ -152,11 +148,7 @@ pub fn preprocess_global_only(
     image: &RgbImage,
     config: &PreprocessConfig,
 ) -> Result<PreparedImage, PreprocessError> {
-    config.validate()?;
-    let (width, height) = image.dimensions();
-    if width == 0 || height == 0 {
-        return Err(PreprocessError::EmptyImage { width, height });
-    }
+    check_input(image, config)?;
     Ok(PreparedImage {
         global: global_view(image, config),
         tiles: Vec::new(),
@@ -165,6 +157,16 @@ pub fn preprocess_global_only(
         base_size: config.base_size,
         tile_size: config.tile_size,
     })
+}
+
+/// The image's size, once the settings are valid and the image has pixels.
+fn check_input(image: &RgbImage, config: &PreprocessConfig) -> Result<(u32, u32), PreprocessError> {
+    config.validate()?;
+    let (width, height) = image.dimensions();
+    if width == 0 || height == 0 {
+        return Err(PreprocessError::EmptyImage { width, height });
+    }
+    Ok((width, height))
 }
 
 /// Stretch the whole image to the grid's size (no aspect kept) and cut it into tiles, row-major.
