@@ -38,6 +38,18 @@ fn relative_error(a: &Tensor, b: &Tensor) -> f32 {
     diff.to_scalar::<f32>().unwrap() / scale.to_scalar::<f32>().unwrap()
 }
 
+/// How many elements of `a` differ from `b`'s (bit for bit, as `ne` compares them).
+fn differing(a: &Tensor, b: &Tensor) -> u32 {
+    a.ne(b)
+        .unwrap()
+        .to_dtype(DType::U32)
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .to_scalar::<u32>()
+        .unwrap()
+}
+
 fn gelu(x: &Tensor) -> Tensor {
     x.gelu_erf().unwrap()
 }
@@ -237,9 +249,11 @@ fn rotary_heads_read_in_place_equal_candles_rope_of_the_copied_heads() {
             let want = candle_nn::rotary_emb::rope(&copied, &cos, &sin).unwrap();
             assert_eq!(got.dims(), want.dims());
             let (got, want) = (f32_cpu(&got), f32_cpu(&want));
-            let differing = got.ne(&want).unwrap().to_dtype(DType::F32).unwrap();
-            let differing = differing.sum_all().unwrap().to_scalar::<f32>().unwrap();
-            assert_eq!(differing, 0.0, "{hd}-wide heads from {first}: bit for bit");
+            assert_eq!(
+                differing(&got, &want),
+                0,
+                "{hd}-wide heads from {first}: bit for bit"
+            );
             let moved = (f32_cpu(&copied) - &got).unwrap().abs().unwrap();
             let moved = moved.max_all().unwrap().to_scalar::<f32>().unwrap();
             assert!(moved > 0.1, "rotated at all");
@@ -303,15 +317,6 @@ fn pixel_bytes_take_the_values_their_f32_upload_gave() {
             .unwrap()
             .to_dtype(dtype)
             .unwrap();
-        let differing = views
-            .ne(&uploaded)
-            .unwrap()
-            .to_dtype(DType::U32)
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .to_scalar::<u32>()
-            .unwrap();
-        assert_eq!(differing, 0, "{dtype:?}");
+        assert_eq!(differing(&views, &uploaded), 0, "{dtype:?}");
     }
 }
