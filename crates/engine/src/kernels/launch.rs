@@ -344,11 +344,12 @@ impl Kernels {
             .arg(&lane_warps);
         // Each of the lane_warps · 256/hd lane groups keeps [max, sum, acc[hd]] in shared memory.
         let states = lane_warps as usize * (256 / hd) * (hd + 2) * std::mem::size_of::<f32>();
-        let blocks = if b * nh >= ATTENTION_MANY_ROWS {
-            grid(b as u32, nh as u32, ATTENTION_BLOCKS_MANY_ROWS)
+        let splits = if b * nh >= ATTENTION_MANY_ROWS {
+            ATTENTION_BLOCKS_MANY_ROWS
         } else {
-            grid(b as u32, nh as u32, ATTENTION_SPLITS)
+            ATTENTION_SPLITS
         };
+        let blocks = grid(b as u32, nh as u32, splits);
         self.run(launch, blocks, warps * 32, states as u32)?;
         Ok(out)
     }
