@@ -240,9 +240,9 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
     extern "C" __global__ void attention_decode_##S(const T* q, const uint64_t* kc, const uint64_t* vc,         \
                                                     const int* pos, const int* cap, float* partial,             \
                                                     unsigned* done, T* out, int nh, int nkv, int hd,            \
-                                                    float scale, int lane_warps) {                              \
+                                                    float scale) {                                              \
         follow_previous_kernel();                                                                               \
-        attention_decode<T>(q, kc, vc, pos, cap, partial, done, out, nh, nkv, hd, scale, lane_warps);           \
+        attention_decode<T>(q, kc, vc, pos, cap, partial, done, out, nh, nkv, hd, scale);                       \
     }                                                                                                           \
     extern "C" __global__ void route_experts_##S(const T* x, const T* delta, const T* norm_w, float eps,        \
                                                  T* sum_out, T* normed_out, const float* gate, float* logits,   \

@@ -7,6 +7,7 @@ use candle_core::cuda_backend::cudarc::driver::{
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Device, Shape, Tensor};
 
+use super::attention::DecodeAttention;
 use super::buffers::{address, empty};
 use super::dependent_launch::{dependent_launches, Launch};
 use super::grouped_experts::GroupedExperts;
@@ -18,20 +19,6 @@ use crate::quant::Int8Matrix;
 
 pub(super) const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/decode.ptx"));
 
-/// Most splits of the sequence in decode attention (attention.cuh's ATTN_MAX_SPLITS): a split holds 64
-/// positions until the sequence passes 4096; and the warps of a block (ATTN_WARPS).
-const ATTENTION_SPLITS: u32 = 64;
-/// Warps of a decode-attention block (at most attention.cuh's ATTN_WARPS): many for a few sequences, so that
-/// each split takes few steps; few when there are (sequence, head) pairs enough to fill the GPU anyway.
-const ATTENTION_WARPS_FEW_ROWS: u32 = 16;
-const ATTENTION_WARPS_MANY_ROWS: u32 = 4;
-const ATTENTION_MANY_ROWS: usize = 64;
-/// Blocks per (sequence, head) where they are many, each taking every 16th split: a page of 1,200 positions has
-/// 19 splits, and blocks placed only to find no split cost 64 pages up to a tenth of their step (H200,
-/// 2026-11-28).
-const ATTENTION_BLOCKS_MANY_ROWS: u32 = 16;
-/// Most (sequence, head) pairs one decode attention takes.
-const MAX_ATTENTION_HEAD_ROWS: usize = 16384;
 /// Largest head dim, top-k and expert count the kernels hold on chip (attention.cuh's ATTN_MAX_HEAD_DIM,
 /// moe_decode.cuh's ROUTE_MAX_K, the router's 1024 probabilities).
 const MAX_HEAD_DIM: usize = 256;
@@ -109,9 +96,7 @@ pub struct Kernels {
     pub(super) embed_rows: CudaFunction,
     pub(super) rms_norm: CudaFunction,
     pub(super) rope_kv_write: CudaFunction,
-    pub(super) attention_decode: CudaFunction,
-    /// Per (row, head), the attention splits done so far (reset by the last).
-    pub(super) attention_done: CudaSlice<u32>,
+    pub(super) attention: DecodeAttention,
     pub(super) route_experts: CudaFunction,
     /// Per routed row, the router blocks done so far (reset by the last): MAX_MOE_TOKENS zeros.
     pub(super) route_done: CudaSlice<u32>,
@@ -151,8 +136,7 @@ impl Kernels {
             embed_rows: load("embed_rows")?,
             rms_norm: load("rms_norm")?,
             rope_kv_write: load("rope_kv_write")?,
-            attention_decode: load("attention_decode")?,
-            attention_done: dev.alloc_zeros::<u32>(MAX_ATTENTION_HEAD_ROWS)?,
+            attention: DecodeAttention::new(dev, load("attention_decode")?)?,
             route_experts: load("route_experts")?,
             route_done: dev.alloc_zeros::<u32>(MAX_MOE_TOKENS)?,
             moe_gate_up_by_slot: load("moe_gate_up_by_slot")?,
@@ -290,68 +274,6 @@ impl Kernels {
         let threads = (hd / 2).next_multiple_of(32).min(1024) as u32;
         self.run(launch, grid(b as u32, (nh + 2 * nkv) as u32, 1), threads, 0)?;
         Ok(q)
-    }
-
-    /// softmax(q·kᵀ/√hd)·v of each sequence over its whole cache (this step's key included): (B, nh·hd).
-    /// [`Sums::BatchInvariant`] deals each split's positions to as many lane groups, and merges them in the
-    /// same order, whatever the warps.
-    pub fn attention(
-        &self,
-        q: &Tensor,
-        inputs: &InputAddresses,
-        layer: usize,
-        heads: (usize, usize, usize),
-        sums: Sums,
-    ) -> Result<Tensor> {
-        let (nh, nkv, hd) = heads;
-        let b = inputs.batch;
-        if b * nh > MAX_ATTENTION_HEAD_ROWS {
-            return Err(EngineError::Input(format!(
-                "{b} sequences × {nh} heads in one decode step; attention takes at most {MAX_ATTENTION_HEAD_ROWS}"
-            )));
-        }
-        let partial = self.empty((b * nh * ATTENTION_SPLITS as usize, hd + 2), DType::F32)?;
-        let out = self.empty((b, nh * hd), self.dtype)?;
-        let (k_p, v_p) = inputs.layer_caches(layer);
-        let (pos_p, cap_p) = (inputs.positions, inputs.capacities);
-        let (q_p, part_p, out_p) = (address(q)?, address(&partial)?, address(&out)?);
-        let done_p = self.attention_done.device_ptr(&self.stream).0;
-        let (nh_i, nkv_i, hd_i) = (nh as i32, nkv as i32, hd as i32);
-        let scale = (hd as f32).powf(-0.5);
-        let warps = if b * nh >= ATTENTION_MANY_ROWS {
-            ATTENTION_WARPS_MANY_ROWS
-        } else {
-            ATTENTION_WARPS_FEW_ROWS
-        };
-        let lane_warps = match sums {
-            Sums::Fastest => warps,
-            Sums::BatchInvariant => ATTENTION_WARPS_FEW_ROWS,
-        } as i32;
-        let mut launch = self.prepare(&self.attention_decode);
-        launch
-            .arg(&q_p)
-            .arg(&k_p)
-            .arg(&v_p)
-            .arg(&pos_p)
-            .arg(&cap_p)
-            .arg(&part_p)
-            .arg(&done_p)
-            .arg(&out_p)
-            .arg(&nh_i)
-            .arg(&nkv_i)
-            .arg(&hd_i)
-            .arg(&scale)
-            .arg(&lane_warps);
-        // Each of the lane_warps · 256/hd lane groups keeps [max, sum, acc[hd]] in shared memory.
-        let states = lane_warps as usize * (256 / hd) * (hd + 2) * std::mem::size_of::<f32>();
-        let splits = if b * nh >= ATTENTION_MANY_ROWS {
-            ATTENTION_BLOCKS_MANY_ROWS
-        } else {
-            ATTENTION_SPLITS
-        };
-        let blocks = grid(b as u32, nh as u32, splits);
-        self.run(launch, blocks, warps * 32, states as u32)?;
-        Ok(out)
     }
 
     /// `layer` (bias-free) on `x` (B, K) for a decode step: `linear_rows`, or cuBLAS for [`Sums::Fastest`]

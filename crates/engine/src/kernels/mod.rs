@@ -8,6 +8,7 @@
 //! linear-layer epilogues, SAM's windows, relative-position terms and LayerNorms, the encoder's and the LM
 //! prompt's rotary embedding. build.rs compiles them to PTX (feature `cuda`).
 
+mod attention;
 mod buffers;
 mod dependent_launch;
 mod experts;

@@ -236,7 +236,7 @@ mod gpu {
             let (norm, eps) = (layer.input_norm.weight(), layer.input_norm.eps());
             let qkv = k.norm_linear(x, norm, eps, weight(layer.attn.qkv_proj())?, self.sums)?;
             let q = k.rope_kv_write(&qkv, inputs, index, heads)?;
-            let attn = k.attention(&q, inputs, index, heads, self.sums)?;
+            let attn = k.attention(&q, inputs, index, heads)?;
             let attn = k.linear(&attn, weight(layer.attn.o_proj())?, self.sums)?;
             let (weight, eps) = (layer.post_norm.weight(), layer.post_norm.eps());
             match &layer.ffn {
