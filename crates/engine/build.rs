@@ -8,7 +8,8 @@ use std::process::Command;
 
 const KERNELS: [&str; 4] = ["decode", "flash_attention", "moe_prefill", "vision"];
 /// What the kernels include from each other.
-const HEADERS: [&str; 7] = [
+const HEADERS: [&str; 8] = [
+    "async_copy",
     "attention",
     "common",
     "linear_tiles",

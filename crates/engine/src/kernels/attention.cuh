@@ -3,20 +3,26 @@
 
 #pragma once
 
+#include "async_copy.cuh"
 #include "common.cuh"
 
 // Split-K decode attention: grid (B, nh, splits), ATTN_WARPS warps a block, a block taking splits blockIdx.z,
 // blockIdx.z + gridDim.z, ... of its (row, head). A split covers split_chunk(len) consecutive positions
 // (ATTN_MIN_CHUNK, more only past 4096 of them), a tile of at most ATTN_TILE at a time. Within a warp, hd/8
-// lanes form a lane group that holds one position (8 dims each, one 16-byte load of k and of v). The block's
-// lane groups deal a tile's positions out in turn, group g taking g, g + groups, ..., and every group requests
-// all of its keys and values before it uses any: a tile costs one trip to memory. The tile's scores go to
-// shared memory, where every warp reads the same max and sum; each group weighs its own values, and the
-// groups' sums are added in group order. The order of every sum depends on hd and the sequence's length
-// alone, so a row's attention depends neither on the rows beside it nor on the grid. The split's state [max,
-// sum, acc[hd]] goes to `partial[((b·nh + h)·ATTN_MAX_SPLITS + split)·(hd + 2)]`; the split that finishes a
-// (row, head) last (counted in `done`, reset for the next launch) merges the splits into out (B, nh·hd).
+// lanes form a lane group that holds one position (8 dims each, 16 bytes of k and of v). The block's lane
+// groups deal a tile's positions out in turn, group g taking g, g + groups, ..., and every group requests all
+// of its keys (into registers) and values (copied into shared memory, where each lane later reads only what it
+// copied) before it uses any: a tile costs one trip to memory. The tile's scores go to shared memory, where
+// every warp reads the same max and sum; each group weighs its own values, and the groups' sums are added in
+// group order. The order of every sum depends on hd and the sequence's length alone, so a row's attention
+// depends neither on the rows beside it nor on the grid. The split's state [max, sum, acc[hd]] goes to
+// `partial[((b·nh + h)·ATTN_MAX_SPLITS + split)·(hd + 2)]`; the split that finishes a (row, head) last
+// (counted in `done`, reset for the next launch) merges the splits into out (B, nh·hd).
 #define ATTN_WARPS 4
+#define ATTN_THREADS (ATTN_WARPS * 32)
+// Blocks an SM holds: 64 registers a thread, a tile's keys among them, and 26 KB of shared memory each. With
+// the values in registers as well, a thread took 117 and an SM four blocks (H200, 2026-11-28).
+#define ATTN_MIN_BLOCKS 8
 #define ATTN_MAX_HEAD_DIM 256
 #define ATTN_MIN_CHUNK 64
 #define ATTN_MAX_SPLITS 64
@@ -27,8 +33,10 @@ __device__ __forceinline__ int split_chunk(int len) {
     return max((len + ATTN_MAX_SPLITS - 1) / ATTN_MAX_SPLITS, ATTN_MIN_CHUNK);
 }
 
-// Positions of a tile one lane group holds in registers: 8 in bf16 (64 registers of keys and values), 4 in
-// f32, so that a tile of 64 at hd 128 is one round of loads.
+// Positions of a tile one lane group takes: 8 in bf16 (32 registers of keys), 4 in f32, so that a tile of 64
+// at hd 128 is one round of loads. The tile's values, tile · hd ≤ groups · P · hd elements, take at most
+// ATTN_VALUE_BYTES.
+#define ATTN_VALUE_BYTES (16 * 1024)
 template <typename T>
 __host__ __device__ constexpr int group_positions() {
     return 16 / sizeof(T);
@@ -92,6 +100,8 @@ __shared__ float attn_scores[ATTN_TILE];
 __shared__ float attn_group_sums[ATTN_GROUP_SUMS];
 __shared__ float attn_scratch[ATTN_MERGE_SCRATCH];
 __shared__ float attn_merged[ATTN_MAX_HEAD_DIM];
+// The tile's values, in flight while its scores are made.
+__shared__ uint4 attn_values[ATTN_VALUE_BYTES / sizeof(uint4)];
 
 // The tile's max and the sum of its exp(score - m_new), m_new = max(m, the tile's max), the same in every
 // warp: each reads all `n` (≤ ATTN_TILE) scores, a lane two of them, and reduces them in lane order.
@@ -116,19 +126,25 @@ __device__ void attention_split(const float qv[8], const T* K, const T* V, float
     const int group = threadIdx.x / group_lanes, dim = (lane % group_lanes) * 8;
     const int tile = min(ATTN_TILE, groups * P);
     const int start = split * chunk, end = min(len, start + chunk);
+    // This lane's 8 dims of the tile's values.
+    const T* values = reinterpret_cast<const T*>(attn_values) + dim;
     float acc[8] = {0.0f};
     float m = -INFINITY, l = 0.0f;
     for (int t0 = start; t0 < end; t0 += tile) {
         const int n = min(tile, end - t0);
-        Raw8<T> keys[P] = {}, values[P] = {};
+        Raw8<T> keys[P] = {};
 #pragma unroll
         for (int k = 0; k < P; ++k) {
             const int i = group + k * groups;
             if (i < n) {
                 fetch8(K + (size_t)(t0 + i) * hd, keys[k]);
-                fetch8(V + (size_t)(t0 + i) * hd, values[k]);
+                const T* v = V + (size_t)(t0 + i) * hd;
+#pragma unroll
+                for (int c = 0; c < (int)sizeof(Raw8<T>) / 16; ++c)
+                    cp_async_16(smem_address(values + (size_t)i * hd) + c * 16, v + c * 16 / sizeof(T));
             }
         }
+        cp_async_commit();
 #pragma unroll
         for (int k = 0; k < P; ++k) {
             const int i = group + k * groups;
@@ -147,13 +163,15 @@ __device__ void attention_split(const float qv[8], const T* K, const T* V, float
         l = l * correction + t.sum;
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[j] *= correction;
+        // This lane's own copies: no other lane's need waiting for.
+        cp_async_wait<0>();
 #pragma unroll
         for (int k = 0; k < P; ++k) {
             const int i = group + k * groups;
             if (i >= n) break;
             const float e = expf(attn_scores[i] - t.max);
             float vv[8];
-            unpack8(values[k], vv);
+            load8(values + (size_t)i * hd, vv);
 #pragma unroll
             for (int j = 0; j < 8; ++j) acc[j] += e * vv[j];
         }

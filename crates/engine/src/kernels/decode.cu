@@ -237,10 +237,9 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
         follow_previous_kernel();                                                                               \
         rope_kv_write<T>(qkv, cos, sin, kc, vc, pos, cap, q_out, nh, nkv, hd);                                  \
     }                                                                                                           \
-    extern "C" __global__ void attention_decode_##S(const T* q, const uint64_t* kc, const uint64_t* vc,         \
-                                                    const int* pos, const int* cap, float* partial,             \
-                                                    unsigned* done, T* out, int nh, int nkv, int hd,            \
-                                                    float scale) {                                              \
+    extern "C" __global__ void __launch_bounds__(ATTN_THREADS, ATTN_MIN_BLOCKS)                                 \
+        attention_decode_##S(const T* q, const uint64_t* kc, const uint64_t* vc, const int* pos, const int* cap, \
+                             float* partial, unsigned* done, T* out, int nh, int nkv, int hd, float scale) {     \
         follow_previous_kernel();                                                                               \
         attention_decode<T>(q, kc, vc, pos, cap, partial, done, out, nh, nkv, hd, scale);                       \
     }                                                                                                           \

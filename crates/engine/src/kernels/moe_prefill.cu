@@ -19,6 +19,7 @@
 // the layer's shared experts (I_s wide) given, S = ceil(T / BM) row tiles of tokens follow for them; else S = 0.
 // H, I and I_s must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
 
+#include "async_copy.cuh"
 #include "common.cuh"
 #include "mma.cuh"
 #include "weights.cuh"
@@ -217,24 +218,6 @@ __device__ __forceinline__ int tile_slot(const RowTile& tile, const int* order, 
 
 // ---------------------------------------------------------------------------------------------------------
 // The tensor-core tile: acc (BM×BN, f32) = A · Bᵀ over K, A and B given as gathered row pointers
-
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// A 16-byte copy global → shared that skips L1. Each k-step reads only 64 bytes of each row, so the L2 is told
-// to fetch the 256 bytes around it: the next k-steps' pieces of the weight rows are then already on chip
-// (T = 1131: 287 → 253 µs for gate_up + down).
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int PENDING>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-}
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
