@@ -62,12 +62,20 @@ fn alike_alone_and_together(
     together
 }
 
+/// Up to 8 rows run the `_few_` kernels (each warp's weights requested five K blocks ahead), more the others;
+/// a K of 6,848 (the dense MLP's down) gives a warp 27 K blocks, several rounds of the few kernels' five.
 #[test]
 fn a_row_gets_the_same_sums_whatever_rows_run_beside_it() {
+    for k in [K, 6848] {
+        row_alike_alone_and_together(k);
+    }
+}
+
+fn row_alike_alone_and_together(k: usize) {
     let device = gpu();
     let kernels = kernels(&device);
-    let x = random_bf16((ROWS, K), 1.0, &device);
-    let w = random_bf16((N, K), 0.05, &device);
+    let x = random_bf16((ROWS, k), 1.0, &device);
+    let w = random_bf16((N, k), 0.05, &device);
     let linear = |x: &Tensor| {
         rows_f32(
             &kernels
@@ -118,21 +126,27 @@ fn int8_rows_give_the_sums_of_their_weights_dequantized() {
     let q = QTensor::quantize(&w, GgmlDType::Q8_0).unwrap();
     let int8 = Int8Matrix::from_q8_0(&[&q], &device).unwrap();
     let dequantized = int8.dequantize(DType::BF16).unwrap();
-    let x = random_bf16((ROWS, K), 1.0, &device);
-    let run =
-        |weight: Weight<'_>| rows_f32(&kernels.linear(&x, weight, Sums::BatchInvariant).unwrap());
-    let (from_int8, from_dense) = (run(Weight::Int8(&int8)), run(Weight::Dense(&dequantized)));
-    let differ = from_int8
-        .iter()
-        .zip(&from_dense)
-        .filter(|(a, b)| a != b)
-        .count();
-    assert_eq!(
-        differ, 0,
-        "rows whose int8 sums differ from the dequantized weights'"
-    );
-    assert!(
-        from_int8.iter().flatten().any(|v| v.abs() > 0.1),
-        "the product is not all zeros"
-    );
+    let all = random_bf16((ROWS, K), 1.0, &device);
+    // 70 rows, and 3 (the few-row kernels).
+    for x in [all.clone(), all.narrow(0, 0, 3).unwrap()] {
+        let run = |weight: Weight<'_>| {
+            rows_f32(&kernels.linear(&x, weight, Sums::BatchInvariant).unwrap())
+        };
+        let (from_int8, from_dense) = (run(Weight::Int8(&int8)), run(Weight::Dense(&dequantized)));
+        let differ = from_int8
+            .iter()
+            .zip(&from_dense)
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(
+            differ,
+            0,
+            "{} rows: rows whose int8 sums differ from the dequantized weights'",
+            x.dim(0).unwrap()
+        );
+        assert!(
+            from_int8.iter().flatten().any(|v| v.abs() > 0.1),
+            "the product is not all zeros"
+        );
+    }
 }

@@ -258,8 +258,9 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
 
 /// A step of a few tokens runs the narrow tiles (16 slots × 64 columns, a deeper pipeline), a prompt the wide
 /// ones; `Sums::BatchInvariant` needs a slot to get the same sums from either, over bf16 weights and over
-/// int8 rows, and so the shared experts beside them. Tokens 40.. read on their own, 5 then 16 of them (up to
-/// several narrow row tiles for an expert), against the same tokens among 700.
+/// int8 rows, and so the shared experts beside them. Tokens 40.. read on their own, 1, 2, 5 then 16 of them
+/// (a grid of as many row tiles as slots at 1 and 2, up to several narrow row tiles for an expert at 16),
+/// against the same tokens among 700.
 #[test]
 fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
     let device = gpu();
@@ -281,7 +282,7 @@ fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
         };
         let among_all = run(&x, &ids, &weights);
         let first = 40;
-        for few in [5, 16] {
+        for few in [1, 2, 5, 16] {
             let part = |t: &Tensor| t.narrow(0, first, few).unwrap().contiguous().unwrap();
             let alone = run(&part(&x), &part(&ids), &part(&weights));
             assert_eq!(alone.routed.len(), few * TOP_K);

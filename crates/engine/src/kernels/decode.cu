@@ -352,14 +352,14 @@ INSTANTIATE(bf16, bf16)
 INSTANTIATE_INT8(float, f32)
 INSTANTIATE_INT8(bf16, bf16)
 
-// The linear layers on tensor cores (linear_tiles.cuh), bf16 activations only: mma takes bf16.
-extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    linear_tiles_bf16(const bf16* x, const bf16* norm_w, float eps, const bf16* w, bf16* out, int rows, int n,
-                      int k) {
-    linear_tiles<Dense<bf16>>(x, norm_w, eps, w, out, rows, n, k);
-}
-extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    linear_tiles_int8_bf16(const bf16* x, const bf16* norm_w, float eps, Int8::Row w, bf16* out, int rows, int n,
-                           int k) {
-    linear_tiles<Int8>(x, norm_w, eps, w, out, rows, n, k);
-}
+// The linear layers on tensor cores (linear_tiles.cuh), bf16 activations only: mma takes bf16. `_few_`: up to
+// FEW_PAGES rows.
+#define INSTANTIATE_TILES(W, PAGES, NAME)                                                                       \
+    extern "C" __global__ void __launch_bounds__(TILE_THREADS)                                                  \
+        NAME(const bf16* x, const bf16* norm_w, float eps, W::Row w, bf16* out, int rows, int n, int k) {       \
+        linear_tiles<W, PAGES<W>>(x, norm_w, eps, w, out, rows, n, k);                                          \
+    }
+INSTANTIATE_TILES(Dense<bf16>, ManyPages, linear_tiles_bf16)
+INSTANTIATE_TILES(Int8, ManyPages, linear_tiles_int8_bf16)
+INSTANTIATE_TILES(Dense<bf16>, FewPages, linear_tiles_few_bf16)
+INSTANTIATE_TILES(Int8, FewPages, linear_tiles_few_int8_bf16)

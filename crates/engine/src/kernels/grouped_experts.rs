@@ -160,14 +160,12 @@ impl GroupedExperts {
             .arg(&off_p)
             .arg(&ord_p);
         launch(plan, (1, 1), PLAN_THREADS)?;
-        // Every expert's slots in tiles: at most ceil(slots / tile) + E of them (the rest exit at once), then
-        // the shared experts' tiles of tokens.
         let shared_tiles = if shared.is_some() {
             t.div_ceil(tile.slots)
         } else {
             0
         };
-        let tiles = (slots.div_ceil(tile.slots) + e + shared_tiles) as u32;
+        let tiles = (row_tiles(slots, e, tile) + shared_tiles) as u32;
         let mut first = Launch::new(&stream, &gemms.gate_up, self.dependent);
         first
             .arg(&x_p)
@@ -224,6 +222,13 @@ impl GroupedExperts {
             (true, false) => &self.int8,
         }
     }
+}
+
+/// The routed experts' row tiles a launch provides for: each expert's slots in tiles, so at most ceil(slots /
+/// tile) + E, and at most one a slot (moe_prefill.cu's `locate_tile`); the rest exit at once. At one token
+/// that is 6 rather than 65, so the grid holds no thousands of empty blocks ahead of the shared experts'.
+fn row_tiles(slots: usize, experts: usize, tile: &Tile) -> usize {
+    (slots.div_ceil(tile.slots) + experts).min(slots)
 }
 
 /// The shared experts' weights and the buffers their launches write: act (T, I') bf16, y (T, H) f32.

@@ -39,17 +39,40 @@ __device__ __forceinline__ void load_pairs(const bf16* row, int c, int, Pairs16&
     out.w[4] = hi.x; out.w[5] = hi.y; out.w[6] = hi.z; out.w[7] = hi.w;
 }
 
+// A lane's 16 weights of a K block as loaded, turned into bf16 pairs only when multiplied: loads requested
+// blocks ahead are not waited for by their conversion.
+template <typename W>
+struct BlockWeights;
+
+template <>
+struct BlockWeights<Dense<bf16>> {
+    Pairs16 raw;
+    __device__ __forceinline__ void fetch(const bf16* row, int c, int k) { load_pairs(row, c, k, raw); }
+    __device__ __forceinline__ Pairs16 pairs() const { return raw; }
+};
+
 // c a multiple of 16: the 16 weights share one scale.
-__device__ __forceinline__ void load_pairs(const uint8_t* row, int c, int k, Pairs16& out) {
-    Int8::Held held;
-    Int8::fetch(row, c, k, held);
-    float v[16];
-    Int8::unpack(held, v);
+template <>
+struct BlockWeights<Int8> {
+    Int8::Held raw;
+    __device__ __forceinline__ void fetch(const uint8_t* row, int c, int k) { Int8::fetch(row, c, k, raw); }
+    __device__ __forceinline__ Pairs16 pairs() const {
+        float v[16];
+        Int8::unpack(raw, v);
+        Pairs16 out;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const __nv_bfloat162 pair = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
-        out.w[i] = *reinterpret_cast<const uint32_t*>(&pair);
+        for (int i = 0; i < 8; ++i) {
+            const __nv_bfloat162 pair = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+            out.w[i] = *reinterpret_cast<const uint32_t*>(&pair);
+        }
+        return out;
     }
+};
+
+__device__ __forceinline__ void load_pairs(const uint8_t* row, int c, int k, Pairs16& out) {
+    BlockWeights<Int8> held;
+    held.fetch(row, c, k);
+    out = held.pairs();
 }
 
 // 16 floats of a row normed into shared memory (bf16 values, as the norm rounds them) as 8 bf16 pairs.
@@ -60,6 +83,16 @@ __device__ __forceinline__ void load_pairs(const float* row, int c, int, Pairs16
         const __nv_bfloat162 a = __floats2bfloat162_rn(v.x, v.y), b = __floats2bfloat162_rn(v.z, v.w);
         out.w[2 * i] = *reinterpret_cast<const uint32_t*>(&a);
         out.w[2 * i + 1] = *reinterpret_cast<const uint32_t*>(&b);
+    }
+}
+
+// acc += one K block of the lane's weight rows (lo: row g, hi: row g + 8) times one tile of x.
+__device__ __forceinline__ void multiply_pairs(const Pairs16& lo, const Pairs16& hi, const Pairs16& x, float acc[4]) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        const uint32_t a[4] = {lo.w[2 * s], hi.w[2 * s], lo.w[2 * s + 1], hi.w[2 * s + 1]};
+        const uint32_t b[2] = {x.w[2 * s], x.w[2 * s + 1]};
+        mma_bf16_16x8x16(acc, a, b);
     }
 }
 
@@ -80,12 +113,7 @@ __device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16&
 #pragma unroll
         for (int i = 0; i < X_AHEAD; ++i) {
             if (nt0 + i >= tiles) break;
-#pragma unroll
-            for (int s = 0; s < 4; ++s) {
-                const uint32_t a[4] = {lo.w[2 * s], hi.w[2 * s], lo.w[2 * s + 1], hi.w[2 * s + 1]};
-                const uint32_t b[2] = {xv[i].w[2 * s], xv[i].w[2 * s + 1]};
-                mma_bf16_16x8x16(acc[nt0 + i], a, b);
-            }
+            multiply_pairs(lo, hi, xv[i], acc[nt0 + i]);
         }
     }
 }
@@ -114,52 +142,21 @@ __device__ __forceinline__ TilePlace tile_place(int rows) {
     return p;
 }
 
-// The warp's K loop from its first block (weights lo / hi, already requested) over x's rows as X (bf16 rows
-// of x, or floats normed into shared memory: x then holds the block's rows from its first), then the quarters'
-// sums added in warp order by the first quarter, which stores them.
-template <typename W, typename X>
-__device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
-                                   Pairs16 lo, Pairs16 hi, QuarterSums& partial, bf16* out, int n, int k) {
+// The quarters' partial sums of the block's first `tiles` tiles added in warp order by the first quarter,
+// which stores them.
+template <int TILES>
+__device__ void store_sums(const TilePlace& p, const float acc[TILES][4], int tiles, QuarterSums& partial, bf16* out,
+                           int n) {
     const int lane = threadIdx.x & 31;
-    const int tiles = (p.pages + 7) / 8;
-    // Rows of x past the block's read its first: their results are dropped.
-    const X* x_rows[8];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-        const int page = nt * 8 + p.g;
-        x_rows[nt] = x + (size_t)(page < p.pages ? page : 0) * k;
-    }
-    float acc[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) acc[nt][q] = 0.0f;
-
-    // The next block's weights are requested before this one is multiplied.
-    const int step = TILE_K * TILE_QUARTERS;
-    for (int c = p.quarter * TILE_K + 16 * p.t; c < k; c += step) {
-        Pairs16 next_lo, next_hi;
-        const bool more = c + step < k;
-        if (more) {
-            load_pairs(lo_row, c + step, k, next_lo);
-            load_pairs(hi_row, c + step, k, next_hi);
-        }
-        multiply_block(lo, hi, x_rows, tiles, c, acc);
-        if (more) {
-            lo = next_lo;
-            hi = next_hi;
-        }
-    }
-
     if (p.quarter > 0)
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < TILES; ++nt)
 #pragma unroll
             for (int q = 0; q < 4; ++q) partial[p.group][p.quarter - 1][nt][q][lane] = acc[nt][q];
     __syncthreads();
     if (p.quarter > 0) return;
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
+    for (int nt = 0; nt < TILES; ++nt) {
         if (nt >= tiles) break;
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
@@ -174,11 +171,111 @@ __device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::R
     }
 }
 
-// Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS. K a multiple of TILE_K. With
-// `norm_w`, x is first RMSNorm-ed (each block normalises its rows itself into dynamic shared memory, a float
-// per value, while its first weights are on their way), which saves the norm its own launch; the normed values
-// are those of the rms_norm kernel, so the sums are the same either way.
+// A warp's K loop for a block of up to TILE_PAGES rows of x: the next K block's weights are requested before
+// this one is multiplied (the first before the wait for the kernel ahead), x's tiles as multiply_block reads
+// them.
 template <typename W>
+struct ManyPages {
+    Pairs16 lo, hi;
+
+    // Requests the warp's first K block (at c) of its weight rows.
+    __device__ __forceinline__ void request(typename W::Row lo_row, typename W::Row hi_row, int c, int k) {
+        if (c >= k) return;
+        load_pairs(lo_row, c, k, lo);
+        load_pairs(hi_row, c, k, hi);
+    }
+
+    // The K loop over x's rows as X (bf16 rows of x, or floats normed into shared memory: x then holds the
+    // block's rows from its first), then the quarters' sums stored.
+    template <typename X>
+    __device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
+                                       QuarterSums& partial, bf16* out, int n, int k) {
+        const int tiles = (p.pages + 7) / 8;
+        // Rows of x past the block's read its first: their results are dropped.
+        const X* x_rows[8];
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+            const int page = nt * 8 + p.g;
+            x_rows[nt] = x + (size_t)(page < p.pages ? page : 0) * k;
+        }
+        float acc[8][4];
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[nt][q] = 0.0f;
+        const int step = TILE_K * TILE_QUARTERS;
+        for (int c = p.quarter * TILE_K + 16 * p.t; c < k; c += step) {
+            Pairs16 next_lo, next_hi;
+            const bool more = c + step < k;
+            if (more) {
+                load_pairs(lo_row, c + step, k, next_lo);
+                load_pairs(hi_row, c + step, k, next_hi);
+            }
+            multiply_block(lo, hi, x_rows, tiles, c, acc);
+            if (more) {
+                lo = next_lo;
+                hi = next_hi;
+            }
+        }
+        store_sums<8>(p, acc, tiles, partial, out, n);
+    }
+};
+
+// A warp's K loop for a block of up to 8 rows of x (one tile), as a decode step of a few pages has: the first
+// FEW_DEPTH K blocks of the warp's weights are requested before the wait for the kernel ahead (a 1,280-wide
+// layer's five: all of them), and each block's x with them, so the loop waits for memory about once rather
+// than once a block. Each output is the same sum as ManyPages gives it: the same mma over the same fragments,
+// in the same order.
+#define FEW_PAGES 8
+#define FEW_DEPTH 5
+template <typename W>
+struct FewPages {
+    BlockWeights<W> lo[FEW_DEPTH], hi[FEW_DEPTH];
+
+    __device__ __forceinline__ void request(typename W::Row lo_row, typename W::Row hi_row, int c, int k) {
+        const int step = TILE_K * TILE_QUARTERS;
+#pragma unroll
+        for (int d = 0; d < FEW_DEPTH; ++d)
+            if (c + d * step < k) {
+                lo[d].fetch(lo_row, c + d * step, k);
+                hi[d].fetch(hi_row, c + d * step, k);
+            }
+    }
+
+    template <typename X>
+    __device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
+                                       QuarterSums& partial, bf16* out, int n, int k) {
+        const X* x_row = x + (size_t)(p.g < p.pages ? p.g : 0) * k;
+        const int step = TILE_K * TILE_QUARTERS, first = p.quarter * TILE_K + 16 * p.t;
+        Pairs16 xv[FEW_DEPTH];
+#pragma unroll
+        for (int d = 0; d < FEW_DEPTH; ++d)
+            if (first + d * step < k) load_pairs(x_row, first + d * step, k, xv[d]);
+        float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
+        for (int c = first; c < k; c += FEW_DEPTH * step) {
+#pragma unroll
+            for (int d = 0; d < FEW_DEPTH; ++d) {
+                const int at = c + d * step;
+                if (at >= k) break;
+                multiply_pairs(lo[d].pairs(), hi[d].pairs(), xv[d], acc[0]);
+                const int next = at + FEW_DEPTH * step;
+                if (next < k) {
+                    lo[d].fetch(lo_row, next, k);
+                    hi[d].fetch(hi_row, next, k);
+                    load_pairs(x_row, next, k, xv[d]);
+                }
+            }
+        }
+        store_sums<1>(p, acc, 1, partial, out, n);
+    }
+};
+
+// Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS, K a multiple of TILE_K;
+// Pages: ManyPages, or FewPages where B ≤ FEW_PAGES. With `norm_w`, x is first RMSNorm-ed (each block
+// normalises its rows itself into dynamic shared memory, a float per value, while its first weights are on
+// their way), which saves the norm its own launch; the normed values are those of the rms_norm kernel, so the
+// sums are the same either way.
+template <typename W, typename Pages>
 __device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typename W::Row w, bf16* out, int rows,
                              int n, int k) {
     extern __shared__ float normed[];
@@ -188,24 +285,20 @@ __device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typen
     const typename W::Row lo_row = W::row(w, min(p.row0 + p.g, n - 1), k);
     const typename W::Row hi_row = W::row(w, min(p.row0 + p.g + 8, n - 1), k);
     // The weights need nothing an earlier kernel writes: the block asks for all of its rows, and loads its first
-    // block of them, before it waits for the kernel ahead (launched as its dependent, it may be placed while
+    // blocks of them, before it waits for the kernel ahead (launched as its dependent, it may be placed while
     // that kernel still runs), so their trip from memory overlaps the wait.
     const int first_row = blockIdx.x * TILE_GROUPS * 16;
     prefetch_l2_block(W::row(w, first_row, k), (size_t)min(TILE_GROUPS * 16, n - first_row) * W::row_bytes(k));
-    Pairs16 lo, hi;
-    const int c = p.quarter * TILE_K + 16 * p.t;
-    if (c < k) {
-        load_pairs(lo_row, c, k, lo);
-        load_pairs(hi_row, c, k, hi);
-    }
+    Pages pages;
+    pages.request(lo_row, hi_row, p.quarter * TILE_K + 16 * p.t, k);
     follow_previous_kernel();
+    const bf16* block_x = x + (size_t)p.page0 * k;
     if (!norm_w) {
-        multiply_and_store<W>(p, x + (size_t)p.page0 * k, lo_row, hi_row, lo, hi, partial, out, n, k);
+        pages.multiply_and_store(p, block_x, lo_row, hi_row, partial, out, n, k);
         return;
     }
-    const bf16* block_x = x + (size_t)p.page0 * k;
     for (int b = 0; b < p.pages; ++b)
         normed_row(block_x, (const bf16*)nullptr, norm_w, (bf16*)nullptr, (bf16*)nullptr, normed + (size_t)b * k, b,
                    k, eps);
-    multiply_and_store<W>(p, (const float*)normed, lo_row, hi_row, lo, hi, partial, out, n, k);
+    pages.multiply_and_store(p, (const float*)normed, lo_row, hi_row, partial, out, n, k);
 }

@@ -17,14 +17,19 @@ const WEIGHT_ROWS: usize = 32;
 const PAGES: usize = 64;
 const THREADS: u32 = 256;
 const K_BLOCK: usize = 64;
+/// Rows up to which the `_few_` kernels run (FEW_PAGES): one tile of x, each warp's weights requested five K
+/// blocks ahead rather than one. The same sums.
+const FEW_PAGES: usize = 8;
 /// Dynamic shared memory for rows normed by each block: what the 48 KB a block may take without opting in
 /// leaves beside the quarters' sums (24 KB) and the norm's.
 const NORMED_BYTES: usize = 20 * 1024;
 
-/// The two builds of the kernel: over bf16 weights and over int8 rows.
+/// The builds of the kernel: over bf16 weights and over int8 rows, for up to 64 rows and for a few.
 pub struct LinearTiles {
     dense: CudaFunction,
     int8: CudaFunction,
+    few_dense: CudaFunction,
+    few_int8: CudaFunction,
 }
 
 impl LinearTiles {
@@ -41,6 +46,8 @@ impl LinearTiles {
         Ok(Some(Self {
             dense: load("linear_tiles_bf16")?,
             int8: load("linear_tiles_int8_bf16")?,
+            few_dense: load("linear_tiles_few_bf16")?,
+            few_int8: load("linear_tiles_few_int8_bf16")?,
         }))
     }
 
@@ -79,9 +86,11 @@ impl Kernels {
                 "a decode step's linear layer of {n}×{weight_k} on {b} rows of {k} does not fit the tiles"
             )));
         }
-        let kernel = match layer {
-            Weight::Dense(_) => &tiles.dense,
-            Weight::Int8(_) => &tiles.int8,
+        let kernel = match (layer, b <= FEW_PAGES) {
+            (Weight::Dense(_), false) => &tiles.dense,
+            (Weight::Int8(_), false) => &tiles.int8,
+            (Weight::Dense(_), true) => &tiles.few_dense,
+            (Weight::Int8(_), true) => &tiles.few_int8,
         };
         let blocks = grid(n.div_ceil(WEIGHT_ROWS) as u32, b.div_ceil(PAGES) as u32, 1);
         let out =

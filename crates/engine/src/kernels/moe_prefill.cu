@@ -12,11 +12,12 @@
 //
 // Launch sequence (all on one stream, no host read-back):
 //   moe_plan                 <<<1, MOE_PLAN_THREADS>>>
-//   moe_gate_up_{grouped,narrow}_*  <<<(max(I, I_s) / (BN / 2), ceil(n_slots / BM) + E + S), THREADS>>>
-//   moe_down_{grouped,narrow}_*     <<<(ceil(H / BN), ceil(n_slots / BM) + E + S), THREADS>>>
-// with the tile shape's BM, BN and THREADS (Wide for _grouped_, Narrow for _narrow_); the grid's y extent bounds
-// the row tiles of all experts together (Σ ceil(count_e / BM)), and tiles past the real ones exit at once. With
-// the layer's shared experts (I_s wide) given, S = ceil(T / BM) row tiles of tokens follow for them; else S = 0.
+//   moe_gate_up_{grouped,narrow}_*  <<<(max(I, I_s) / (BN / 2), R + S), THREADS>>>
+//   moe_down_{grouped,narrow}_*     <<<(ceil(H / BN), R + S), THREADS>>>
+// with the tile shape's BM, BN and THREADS (Wide for _grouped_, Narrow for _narrow_). R = min(ceil(n_slots / BM) +
+// E, n_slots) bounds the row tiles of all experts together (Σ ceil(count_e / BM)), and tiles past the real ones
+// exit at once. With the layer's shared experts (I_s wide) given, S = ceil(T / BM) row tiles of tokens follow
+// for them; else S = 0.
 // H, I and I_s must be multiples of 64, n_experts at most MOE_MAX_EXPERTS.
 
 #include "async_copy.cuh"
@@ -199,11 +200,13 @@ struct SharedExpert {
 #define SHARED_EXPERT -1
 
 // Row tile blockIdx.y: a routed expert's (locate_row_tile) or, past those, the shared expert's (its expert is
-// SHARED_EXPERT and its slots are tokens first .. first + rows).
+// SHARED_EXPERT and its slots are tokens first .. first + rows). The routed experts have at most ceil(slots /
+// BM) + E tiles, and at most one per slot (grouped_experts.rs's `row_tiles`): at one token 6 rather than 65,
+// so the grid holds no thousands of empty blocks ahead of the shared expert's.
 template <int BM, typename W>
 __device__ RowTile locate_tile(const int* offsets, int n_experts, int tokens, int k,
                                const SharedExpert<W>& shared) {
-    const int routed_tiles = (tokens * k + BM - 1) / BM + n_experts;
+    const int routed_tiles = min((tokens * k + BM - 1) / BM + n_experts, tokens * k);
     const int tile = blockIdx.y;
     if (tile < routed_tiles) return locate_row_tile<BM>(offsets, n_experts, tile);
     const int first = (tile - routed_tiles) * BM;
