@@ -143,6 +143,7 @@ __device__ void silu_mul(const T* gate_up, T* out, int inter) {
 // block that finishes the row last (counted in `done[b]`, reset for the next launch) merges the stretches
 // into out[b], -1 when nothing is left.
 #define PICK_MAX_BANS 1024
+#define PICK_AHEAD 4
 struct Pick {
     float value;
     int index;  // INT_MAX: none
@@ -183,12 +184,24 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
     const int stretch = (vocab + gridDim.y - 1) / gridDim.y;
     const int begin = blockIdx.y * stretch, end = min(vocab, begin + stretch);
     Pick best = {0.0f, INT_MAX};
-    for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
-        const Pick candidate = {to_float(logits[row * vocab + i]), i};
-        if (isnan(candidate.value) || better(best, candidate).index != i) continue;
-        bool is_banned = false;
-        for (int j = 0; j < n_banned; ++j) is_banned |= banned[j] == i;
-        if (!is_banned) best = candidate;
+    // PICK_AHEAD logits a thread are requested before any is compared: one trip to memory rather than one each.
+    for (int first = begin + threadIdx.x; first < end; first += PICK_AHEAD * blockDim.x) {
+        float value[PICK_AHEAD];
+#pragma unroll
+        for (int u = 0; u < PICK_AHEAD; ++u) {
+            const int i = first + u * blockDim.x;
+            value[u] = i < end ? to_float(logits[row * vocab + i]) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < PICK_AHEAD; ++u) {
+            const int i = first + u * blockDim.x;
+            if (i >= end) break;
+            const Pick candidate = {value[u], i};
+            if (isnan(candidate.value) || better(best, candidate).index != i) continue;
+            bool is_banned = false;
+            for (int j = 0; j < n_banned; ++j) is_banned |= banned[j] == i;
+            if (!is_banned) best = candidate;
+        }
     }
     best = block_best(best);
     const size_t slot = row * gridDim.y + blockIdx.y;
