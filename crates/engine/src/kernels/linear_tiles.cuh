@@ -6,7 +6,8 @@
 // row group take the 64-wide K blocks q, q + 4, q + 8, … each into its own accumulators, and their four partial
 // sums are added in warp order. Nothing in that order depends on B, and an mma's output column depends on its
 // own column of B alone, so a row of out is the same whatever rows run beside it (Sums::BatchInvariant), and
-// the weights are read once for up to TILE_PAGES rows.
+// the weights are read once for up to TILE_PAGES rows. Up to FEW_PAGES rows (a step of a few pages) take one
+// tile and hold their weights several K blocks ahead (FewPages); the sums are the same.
 //
 // Each lane loads its 16 consecutive weights of a K block (two 16-byte loads in bf16, one in int8) straight
 // into mma A fragments: K position kb + 16t + 4s + i (t = lane % 4, i < 4) is slot i of mma step s, a
