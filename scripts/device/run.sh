@@ -12,9 +12,10 @@
 #   oracle     the transformers oracle's bench, with its memory peaks
 #   profile    per-kernel times of a decode (ncu; PROFILE_PAGES pages, default 1; PROFILE_ARGS more bench arguments,
 #              e.g. --fastest or --weights int8)
-#   kernels    ncu's full report of one launch of each batch-1 decode kernel that takes the most time: speed of
-#              light, occupancy, where its warps stall (KERNELS="name:skip ..." picks others). Not route_experts:
-#              the prompt's chunks launch it first, so a skip lands on a decode launch only by counting them
+#   kernels    ncu's full report of one launch of each decode kernel that takes the most time at PROFILE_PAGES
+#              pages (default 1): speed of light, occupancy, where its warps stall (KERNELS="name:skip ..." picks
+#              others; the skips pass the prompt's launches). Not route_experts: the prompt's chunks launch it
+#              first, so a skip lands on a decode launch only by counting them
 #   book       deepread bench --document on the book mix, random weights drawn in the engine (grouped on its first
 #              GROUPED_PAGES pages, default 184), and where its decode stalls while pages join come from (stalls.py)
 #   captured   the same on the captured mix, with a reading capped at 16 slots
@@ -121,10 +122,10 @@ for step in "$@"; do
                --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu.csv" \
                /tmp/deepread bench $model --pages "${PROFILE_PAGES:-1}" --tokens 4 ${PROFILE_ARGS:-} 2>&1 | tail -5
              python3 ncu_summary.py "$OUT/ncu.csv" | tee "$OUT/ncu_summary.txt" ;;
-    kernels) for ks in ${KERNELS:-attention_decode:20 moe_gate_up_by_slot:15 moe_down_by_slot:14 linear_rows:29}; do
+    kernels) for ks in ${KERNELS:-attention_decode:30 moe_gate_up_narrow:30 moe_down_narrow:30 linear_tiles_few:60}; do
                DEEPREAD_CUDA_GRAPHS=0 /usr/local/cuda/bin/ncu --set full --import-source yes --launch-count 1 \
                  --kernel-name "regex:^${ks%:*}" --launch-skip "${ks#*:}" -o "$OUT/${ks%:*}" -f \
-                 /tmp/deepread bench --model /tmp/w/model --pages 1 --tokens 4 >/dev/null 2>&1
+                 /tmp/deepread bench $model --pages ${PROFILE_PAGES:-1} --tokens 4 >/dev/null 2>&1
                /usr/local/cuda/bin/ncu --import "$OUT/${ks%:*}.ncu-rep" --page details > "$OUT/${ks%:*}.txt" 2>&1
                grep -E "^  [a-z_]+|Duration|DRAM Throughput|Achieved Occupancy|Registers Per Thread" "$OUT/${ks%:*}.txt"
              done ;;
