@@ -14,8 +14,9 @@
 #              e.g. --fastest or --weights int8)
 #   kernels    ncu's full report of one launch of each decode kernel that takes the most time at PROFILE_PAGES
 #              pages (default 1): speed of light, occupancy, where its warps stall (KERNELS="name:skip ..." picks
-#              others; the skips pass the prompt's launches). Not route_experts: the prompt's chunks launch it
-#              first, so a skip lands on a decode launch only by counting them
+#              others; the skips pass the prompt's launches; linear_tiles_few runs only up to 8 pages, past them
+#              name linear_tiles_bf16). Not route_experts: the prompt's chunks launch it first, so a skip lands on
+#              a decode launch only by counting them
 #   book       deepread bench --document on the book mix, random weights drawn in the engine (grouped on its first
 #              GROUPED_PAGES pages, default 184), and where its decode stalls while pages join come from (stalls.py)
 #   captured   the same on the captured mix, with a reading capped at 16 slots
