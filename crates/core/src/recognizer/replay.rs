@@ -20,7 +20,7 @@ pub struct ReplayRecognizer {
 }
 
 impl ReplayRecognizer {
-    /// Plays the pages in `dir`, one delta every `pause`.
+    /// Plays the pages in `dir`, one delta every `pause` on average.
     pub fn new(dir: &Path, pause: Duration) -> Self {
         ReplayRecognizer {
             dir: dir.to_path_buf(),
@@ -35,6 +35,20 @@ impl ReplayRecognizer {
         ReplayRecognizer {
             pages_at_once: Some(pages_at_once),
             ..self
+        }
+    }
+
+    /// Waits until the page's next token is due. Tokens are due at fixed times from the page's start, not a
+    /// pause after each other, so the pace holds however long each sleep overshoots; after a stall (a
+    /// loaded machine) the overdue tokens follow at once.
+    fn wait_for_token(&self, page_start: Instant, sent: usize) {
+        let due = page_start
+            + self
+                .pause
+                .saturating_mul(u32::try_from(sent).unwrap_or(u32::MAX));
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
         }
     }
 
@@ -80,7 +94,7 @@ impl Recognizer for ReplayRecognizer {
                     if sink.delta(page.page, &delta, 1) == Control::StopPage {
                         break;
                     }
-                    std::thread::sleep(self.pause);
+                    self.wait_for_token(start, tokens);
                 }
                 ReadStats {
                     generated_tokens: tokens,
@@ -197,6 +211,57 @@ mod tests {
                 "nothing lost, nothing said twice"
             );
         }
+    }
+
+    /// Hears a reading, stalling once at its first delta as a busy window or a loaded machine would.
+    struct Stalling {
+        heard: Heard,
+        stall: Option<Duration>,
+    }
+
+    impl PageSink for Stalling {
+        fn started(&mut self, page: usize) {
+            self.heard.started(page);
+        }
+        fn delta(&mut self, page: usize, text: &str, tokens: usize) -> Control {
+            if let Some(stall) = self.stall.take() {
+                std::thread::sleep(stall);
+            }
+            self.heard.delta(page, text, tokens)
+        }
+        fn finished(&mut self, page: usize, outcome: Result<ReadStats, String>) {
+            self.heard.finished(page, outcome);
+        }
+        fn fewer_pages_at_once(&mut self, pages: usize) {
+            self.heard.fewer_pages_at_once(pages);
+        }
+        fn cancelled(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_replay_keeps_its_pace_through_a_stall_and_never_runs_ahead_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "word".repeat(50);
+        std::fs::write(dir.path().join("page001.md"), &text).unwrap();
+        let pause = Duration::from_millis(4);
+        let replay = ReplayRecognizer::new(dir.path(), pause);
+        let mut sink = Stalling {
+            heard: Heard::default(),
+            stall: Some(Duration::from_millis(150)),
+        };
+        let start = Instant::now();
+        replay.read(&mut Pages(0..1), &mut sink);
+        let took = start.elapsed();
+        assert_eq!(sink.heard.said, every_page(&[text]));
+        // 50 tokens are due over 200 ms: the stall's tokens follow at once instead of pushing every later
+        // one back by 150 ms (350 ms and more when each waited a pause after the last).
+        assert!(took >= pause * 50, "ran ahead of its pace: {took:?}");
+        assert!(
+            took < Duration::from_millis(300),
+            "the stall delayed the rest: {took:?}"
+        );
     }
 
     #[test]
