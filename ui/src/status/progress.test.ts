@@ -62,8 +62,26 @@ describe("ReadingProgress", () => {
     progress.apply(done(0));
     progress.apply({ type: "started", page: 1 });
     progress.apply(done(1));
-    // 50·100 + 40·200 tokens between the first and the last delta, 8.9 s apart.
-    expect(progress.figures().tokensPerS).toBeCloseTo(13000 / 8.9, 3);
+    // 50·100 + 40·200 tokens, the first delta's 100 made before it came: 12,900 in the 8.9 s to the last.
+    expect(progress.figures().tokensPerS).toBeCloseTo(12900 / 8.9, 3);
+  });
+
+  it("does not count a reading's first tokens as made in the moment they arrived", () => {
+    const { time, now } = clockAt(1000);
+    const progress = new ReadingProgress(1, now);
+    progress.apply({ type: "queued", page: 0 });
+    progress.apply({ type: "started", page: 0 });
+    // 256 tokens a 16 ms frame: 16,000 tokens/s from the first frame on.
+    progress.apply(delta(0, 256));
+    expect(progress.figures().tokensPerS).toBeNull();
+    time.now += 2;
+    expect(progress.figures().tokensPerS).toBeNull();
+    time.now += 14;
+    progress.apply(delta(0, 256));
+    expect(progress.figures().tokensPerS).toBeCloseTo(16000, 3);
+    time.now += 16;
+    progress.apply(delta(0, 256));
+    expect(progress.figures().tokensPerS).toBeCloseTo(16000, 3);
   });
 
   it("says nothing of tokens when the reader has none (the text layer)", () => {

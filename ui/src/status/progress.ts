@@ -32,7 +32,8 @@ export class ReadingProgress {
   /** This reading's start and the pages the recognizer (not the cache) finished since. */
   private readingSince: number | null = null;
   private readByRecognizer = 0;
-  private tokens = { total: 0, first: 0, last: 0 };
+  /** `opening`: the tokens that came with the first delta, generated before it arrived. */
+  private tokens = { total: 0, first: 0, last: 0, opening: 0 };
   private pagesAtOnce: number | null = null;
 
   constructor(
@@ -109,24 +110,29 @@ export class ReadingProgress {
   private countTokens(tokens: number): void {
     const at = this.now();
     if (this.tokens.total === 0) this.tokens.first = at;
+    if (at === this.tokens.first) this.tokens.opening += tokens;
     this.tokens.total += tokens;
     this.tokens.last = at;
     this.recent.push({ at, tokens });
     while (this.recent.length > 0 && this.recent[0]!.at < at - RATE_WINDOW_MS) this.recent.shift();
   }
 
+  /** The first delta's tokens open the span rather than fall in it: counting them over the few ms since they
+   *  came in showed tens of thousands of tokens/s as a reading began. */
   private tokensPerS(): number | null {
-    if (this.tokens.total === 0) return null;
+    const { total, first, last, opening } = this.tokens;
+    if (total === 0) return null;
     if (!this.reading) {
       // Idle: the pace of the whole reading, which stays on screen afterwards.
-      const seconds = (this.tokens.last - this.tokens.first) / 1000;
-      return seconds > 0 ? this.tokens.total / seconds : null;
+      const seconds = (last - first) / 1000;
+      return seconds > 0 ? (total - opening) / seconds : null;
     }
     const now = this.now();
-    const inWindow = this.recent.filter((r) => r.at >= now - RATE_WINDOW_MS);
-    const span = Math.min(RATE_WINDOW_MS, now - this.tokens.first) / 1000;
-    if (span <= 0) return null;
-    return inWindow.reduce((sum, r) => sum + r.tokens, 0) / span;
+    const since = Math.max(now - RATE_WINDOW_MS, first);
+    const inWindow = this.recent.filter((r) => r.at >= since).reduce((sum, r) => sum + r.tokens, 0);
+    const counted = since === first ? inWindow - opening : inWindow;
+    if (since === first && counted === 0) return null;
+    return now > since ? counted / ((now - since) / 1000) : null;
   }
 
   private etaS(): number | null {
