@@ -126,62 +126,92 @@ extern "C" __global__ void __launch_bounds__(THREADS) window_split_bf16(const bf
         token < 0 ? zero : *reinterpret_cast<const uint4*>(x + token * c + col);
 }
 
-// SAM's relative-position terms for one (batch, head) and query grid row qh a block:
+// SAM's relative-position terms:
 //   out_h[b, head, i, kh] = Σ_c q[b, head, i, c] · Rh[qh, kh, c],  out_w[b, head, i, kw] = Σ_c q[..] · Rw[qw, kw, c]
-// for the queries i = qh·w + qw of that row, with f32 sums rounded to bf16 (the reference's bf16 einsum).
-// q is strided (batch, head, row; last dim contiguous), Rh (h, h, HD) and Rw (w, w, HD) contiguous, out_h
-// (B, heads, h·w, h) and out_w (B, heads, h·w, w) contiguous. Rh[qh] sits in shared memory with rows padded
-// by one 4-byte word, so the lanes of a warp (one key row each) read distinct banks. Grid (h, heads, B),
-// block REL_WARPS warps, a warp per query; h, w ≤ REL_MAX_SIDE.
-constexpr int REL_WARPS = 4;
+// for the queries i = qh·w + qw, with f32 sums rounded to bf16 (the reference's bf16 einsum). q is strided
+// (batch, head, row; last dim contiguous), Rh (h, h, HD) and Rw (w, w, HD) contiguous, out_h (B, heads, h·w, h)
+// and out_w (B, heads, h·w, w) contiguous. Grid (h + w, ceil(heads / heads a block), B): block x < h takes
+// the queries of grid row qh = x and writes their out_h, block x ≥ h those of column qw = x − h and writes
+// their out_w. Its table (Rh[qh] or Rw[qw]), the same for every head, sits in shared memory; a thread holds one
+// query in registers and reads the table's rows as every lane's same address, a broadcast of 16 bytes per 8
+// products. The results go through shared memory so that each head's rows are written whole.
+// h, w ≤ REL_MAX_SIDE; a block takes blockDim.x / max(h, w) heads; q's rows 16-byte aligned.
 constexpr int REL_MAX_SIDE = 64;
+constexpr int REL_THREADS = 256;
+// Staged results: a thread's row of keys, padded to an odd count of 4-byte words so that the threads of a warp
+// write distinct banks.
+constexpr int REL_STAGE_WORDS = REL_MAX_SIDE / 2 + 1;
+
+// q·(a key row) in the order the kernel before this one summed in, so that the terms did not change with it:
+// for q·Rh (PAIRED) each pair of products summed before it is added, for q·Rw a product at a time.
+template <int HD, bool PAIRED>
+__device__ __forceinline__ float key_term(const float (&query)[HD], const uint4* row) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int chunk = 0; chunk < HD / 8; ++chunk) {
+        float f[8];
+        unpack8(row[chunk], f);
+        const float* q = query + chunk * 8;
+#pragma unroll
+        for (int k = 0; k < 8; k += 2) {
+            if (PAIRED) {
+                acc += q[k] * f[k] + q[k + 1] * f[k + 1];
+            } else {
+                acc += q[k] * f[k];
+                acc += q[k + 1] * f[k + 1];
+            }
+        }
+    }
+    return acc;
+}
 
 template <int HD>
 __device__ void rel_pos_terms(const bf16* q, long long q_batch, long long q_head, long long q_row, const bf16* rh,
                               const bf16* rw, bf16* out_h, bf16* out_w, int heads, int h, int w) {
-    constexpr int ROW = HD + 2;
-    __shared__ __align__(16) bf16 table[REL_MAX_SIDE * ROW];
-    __shared__ float query[REL_WARPS][HD];
-    const int qh = blockIdx.x, head = blockIdx.y, b = blockIdx.z;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int e = threadIdx.x; e < h * HD; e += REL_WARPS * 32) {
-        table[(e / HD) * ROW + e % HD] = rh[((long long)qh * h) * HD + e];
+    __shared__ __align__(16) bf16 table[REL_MAX_SIDE * HD];
+    __shared__ uint32_t stage[REL_THREADS * REL_STAGE_WORDS];
+    const int b = blockIdx.z;
+    const bool by_row = (int)blockIdx.x < h;
+    const int line = by_row ? blockIdx.x : blockIdx.x - h;
+    const int keys = by_row ? h : w, count = by_row ? w : h;
+    const int per_block = blockDim.x / max(h, w);
+    const int first_head = blockIdx.y * per_block;
+    const int local_head = threadIdx.x / count, k = threadIdx.x % count;
+    const int head = first_head + local_head;
+    const bool live = local_head < per_block && head < heads;
+    const uint4* src = reinterpret_cast<const uint4*>((by_row ? rh : rw) + (long long)line * keys * HD);
+    for (int c = threadIdx.x; c < keys * HD / 8; c += blockDim.x) reinterpret_cast<uint4*>(table)[c] = src[c];
+    const long long n = (long long)h * w;
+    const long long i = by_row ? (long long)line * w + k : (long long)k * w + line;
+    float query[HD];
+    if (live) {
+        const uint4* q_i = reinterpret_cast<const uint4*>(q + b * q_batch + head * q_head + i * q_row);
+#pragma unroll
+        for (int chunk = 0; chunk < HD / 8; ++chunk) unpack8(q_i[chunk], query + chunk * 8);
     }
     __syncthreads();
-    const long long n = (long long)h * w;
-    const long long head_row = ((long long)b * heads + head) * n;
-    for (int qw = warp; qw < w; qw += REL_WARPS) {
-        const long long i = (long long)qh * w + qw;
-        const bf16* q_i = q + b * q_batch + head * q_head + i * q_row;
-        for (int c = lane; c < HD; c += 32) query[warp][c] = __bfloat162float(q_i[c]);
-        __syncwarp();
-        for (int kh = lane; kh < h; kh += 32) {
-            const __nv_bfloat162* r = reinterpret_cast<const __nv_bfloat162*>(table + kh * ROW);
-            float acc = 0.0f;
-#pragma unroll
-            for (int c = 0; c < HD / 2; ++c) {
-                const float2 f = __bfloat1622float2(r[c]);
-                acc += query[warp][2 * c] * f.x + query[warp][2 * c + 1] * f.y;
-            }
-            out_h[(head_row + i) * h + kh] = __float2bfloat16(acc);
+    bf16* mine = reinterpret_cast<bf16*>(stage + threadIdx.x * REL_STAGE_WORDS);
+    if (live) {
+        for (int r = 0; r < keys; ++r) {
+            const uint4* row = reinterpret_cast<const uint4*>(table + r * HD);
+            mine[r] = __float2bfloat16(by_row ? key_term<HD, true>(query, row) : key_term<HD, false>(query, row));
         }
-        for (int kw = lane; kw < w; kw += 32) {
-            const uint4* r = reinterpret_cast<const uint4*>(rw + ((long long)qw * w + kw) * HD);
-            float acc = 0.0f;
-#pragma unroll
-            for (int chunk = 0; chunk < HD / 8; ++chunk) {
-                float f[8];
-                unpack8(r[chunk], f);
-#pragma unroll
-                for (int k = 0; k < 8; ++k) acc += query[warp][chunk * 8 + k] * f[k];
-            }
-            out_w[(head_row + i) * w + kw] = __float2bfloat16(acc);
-        }
-        __syncwarp();
+    }
+    __syncthreads();
+    // Each head's results, row by row: a query's keys are contiguous in out, and by grid row so are the
+    // line's queries.
+    bf16* out = by_row ? out_h : out_w;
+    const int heads_here = min(per_block, heads - first_head);
+    for (int e = threadIdx.x; e < heads_here * count * keys; e += blockDim.x) {
+        const int r = e % keys, kk = (e / keys) % count, hh = e / (keys * count);
+        const long long ii = by_row ? (long long)line * w + kk : (long long)kk * w + line;
+        const long long head_row = ((long long)b * heads + first_head + hh) * n;
+        const bf16* staged = reinterpret_cast<const bf16*>(stage + (hh * count + kk) * REL_STAGE_WORDS);
+        out[(head_row + ii) * keys + r] = staged[r];
     }
 }
 
-extern "C" __global__ void __launch_bounds__(REL_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(REL_THREADS)
     rel_pos_terms_hd64_bf16(const bf16* q, long long q_batch, long long q_head, long long q_row, const bf16* rh,
                             const bf16* rw, bf16* out_h, bf16* out_w, int heads, int h, int w) {
     rel_pos_terms<64>(q, q_batch, q_head, q_row, rh, rw, out_h, out_w, heads, h, w);

@@ -9,9 +9,9 @@ use super::buffers::{address, empty, strided};
 use crate::error::{EngineError, Result};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/vision.ptx"));
-/// vision.cu's THREADS, REL_WARPS, REL_MAX_SIDE and LN_CHUNKS.
+/// vision.cu's THREADS, REL_THREADS, REL_MAX_SIDE and LN_CHUNKS.
 const THREADS: u32 = 256;
-const REL_THREADS: u32 = 4 * 32;
+const REL_THREADS: u32 = 256;
 const REL_MAX_SIDE: usize = 64;
 const LN_MAX_COLS: usize = 32 * 8 * 4;
 
@@ -128,7 +128,8 @@ pub fn window_split(x: &Tensor, size: usize) -> Result<Option<Tensor>> {
 
 /// SAM's relative-position terms from the unscaled `q` (B, heads, h·w, 64), any strides with the last dim
 /// contiguous, and the gathered tables Rh (h, h, 64), Rw (w, w, 64): q·Rh (B, heads, h·w, h) and q·Rw
-/// (B, heads, h·w, w).
+/// (B, heads, h·w, w). None where the kernel does not take them (rows or tables not 16-byte aligned, say),
+/// for the caller's own path.
 pub fn rel_pos_terms(
     q: &Tensor,
     rh: &Tensor,
@@ -140,7 +141,7 @@ pub fn rel_pos_terms(
         return Ok(None);
     };
     let (b, heads, n, hd) = q.dims4()?;
-    if hd != 64 || n != h * w || h > REL_MAX_SIDE || w > REL_MAX_SIDE {
+    if hd != 64 || n != h * w || n == 0 || h > REL_MAX_SIDE || w > REL_MAX_SIDE {
         return Ok(None);
     }
     if rh.dims() != [h, h, hd] || rw.dims() != [w, w, hd] {
@@ -150,10 +151,16 @@ pub fn rel_pos_terms(
             rw.dims()
         )));
     }
-    let out_h = empty(&dev, (b, heads, n, h), DType::BF16)?;
-    let out_w = empty(&dev, (b, heads, n, w), DType::BF16)?;
     let (q_p, [q_batch, q_head, q_row]) = strided(q)?;
     let (rh_p, rw_p) = (address(rh)?, address(rw)?);
+    // The kernel reads the query rows and the tables in 16-byte pieces.
+    let aligned = [q_p, rh_p, rw_p].iter().all(|p| p % 16 == 0)
+        && [q_batch, q_head, q_row].iter().all(|s| s % 8 == 0);
+    if !aligned {
+        return Ok(None);
+    }
+    let out_h = empty(&dev, (b, heads, n, h), DType::BF16)?;
+    let out_w = empty(&dev, (b, heads, n, w), DType::BF16)?;
     let (oh_p, ow_p) = (address(&out_h)?, address(&out_w)?);
     let [heads_i, h_i, w_i] = [heads, h, w].map(|n| n as i32);
     let func = load(&dev, "rel_pos_terms_hd64_bf16")?;
@@ -171,7 +178,9 @@ pub fn rel_pos_terms(
         .arg(&heads_i)
         .arg(&h_i)
         .arg(&w_i);
-    run(launch, (h as u32, heads as u32, b as u32), REL_THREADS)?;
+    let heads_a_block = REL_THREADS as usize / h.max(w);
+    let head_blocks = heads.div_ceil(heads_a_block) as u32;
+    run(launch, ((h + w) as u32, head_blocks, b as u32), REL_THREADS)?;
     Ok(Some((out_h, out_w)))
 }
 
