@@ -12,7 +12,7 @@ newest() { ls -t $T/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -1; }
 wanted=" $* "
 for pair in "$T/deepread:deepread" "$(newest fused_decode):fused_decode" \
   "$(newest flash_attention):flash_attention" "$(newest vision_kernels):vision_kernels" "$(newest int8):int8" "$(newest moe_kernels):moe_kernels" \
-  "$(newest linear_tiles):linear_tiles" \
+  "$(newest linear_tiles):linear_tiles" "$(newest qkv_rope):qkv_rope" \
   "$T/examples/full_size_parity:full_size_parity" "$T/examples/continuous_parity:continuous_parity" \
   "$T/examples/int8_agreement:int8_agreement"; do
   src=${pair%%:*} name=${pair##*:}

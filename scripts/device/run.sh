@@ -2,7 +2,7 @@
 # One job on the GPU machine, run from the checkout root with .gpu/ carried: unpacks the binaries, then runs the
 # steps named, in order. Each step's output lands in $OUT.
 #   test       the CUDA kernel tests (fused decode, flash attention, vision kernels, MoE grouped GEMMs, tensor-core
-#              linear layers; TESTS="..." names others: int8)
+#              linear layers, the fused q/k/v projection; TESTS="..." names others: int8)
 #   weights    a seeded random-weight checkpoint of the real config in /tmp/w/model (kept while the machine is warm)
 #   parity     the full-size parity example against the transformers oracle (docs/parity.md)
 #   bench      deepread bench, 1, 8 and 16 pages of 128 tokens
@@ -82,7 +82,7 @@ for step in "$@"; do
   # The weights step's checkpoint where there is one, else random weights drawn in the engine.
   model=$([ -d /tmp/w/model ] && echo "--model /tmp/w/model")
   case $step in
-    test) for t in ${TESTS:-fused_decode flash_attention vision_kernels moe_kernels linear_tiles}; do /tmp/$t --test-threads=1; done 2>&1 | tee "$OUT/test.txt" ;;
+    test) for t in ${TESTS:-fused_decode flash_attention vision_kernels moe_kernels linear_tiles qkv_rope}; do /tmp/$t --test-threads=1; done 2>&1 | tee "$OUT/test.txt" ;;
     weights) [ -d /tmp/w/model ] || python3 write_weights.py /tmp/w/model 2>&1 | tail -2 ;;
     parity) python3 full_size_parity.py /tmp/w 2>&1 | tail -5 | tee "$OUT/oracle.txt"
             /tmp/full_size_parity /tmp/w 2>&1 | tee "$OUT/parity.txt" ;;

@@ -1,13 +1,13 @@
 //! The routed experts' grouped GEMMs (moe_prefill.cu) on the GPU: over int8 rows they give, bit for bit, what
 //! the bf16 GEMMs give over the same weights dequantized, and both stay within bf16 rounding of the SwiGLU
 //! experts written out in f32 on the CPU; a slot gets the same sums from the narrow tiles of a decode step as
-//! from the wide tiles of a prompt. Shapes where an expert gets no slots, several row tiles, and a last column
-//! block only partly inside H.
+//! from the wide tiles of a prompt; the plan a decode step's router makes groups the slots as moe_plan does.
+//! Shapes where an expert gets no slots, several row tiles, and a last column block only partly inside H.
 #![cfg(feature = "cuda")]
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
-use deepread_engine::kernels::{Kernels, Mlp};
+use deepread_engine::kernels::{Kernels, Mlp, Routed, Router};
 use deepread_engine::lm::Sums;
 use deepread_engine::quant::Int8Matrix;
 
@@ -153,8 +153,20 @@ fn run_experts(
     (ids, weights): (&Tensor, &Tensor),
     sums: Sums,
 ) -> Outputs {
+    let choice = Routed::chosen(ids.clone(), weights.clone());
+    run_chosen(kernels, (routed, shared), x, &choice, sums)
+}
+
+/// A layer's routed and shared experts through `moe_experts` on `x`, for the slots `choice` gives.
+fn run_chosen(
+    kernels: &Kernels,
+    (routed, shared): (Mlp<'_>, Mlp<'_>),
+    x: &Tensor,
+    choice: &Routed,
+    sums: Sums,
+) -> Outputs {
     let (y, shared) = kernels
-        .moe_experts(x, routed, Some(shared), ids, weights, sums)
+        .moe_experts(x, routed, Some(shared), choice, sums)
         .unwrap();
     Outputs {
         routed: y.to_vec2::<f32>().unwrap(),
@@ -296,5 +308,66 @@ fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
                 "{name}, {few} tokens: shared experts' sums differ from the same tokens among {tokens}"
             );
         }
+    }
+}
+
+/// A decode step's router groups its rows' slots by expert itself (route_experts' last block): each expert's
+/// slots in the plan are those whose id is that expert, and the experts give the sums they give from
+/// moe_plan's launch. 1, 5 and 8 rows (the most it plans for), one launch after another, so the counters the
+/// last block resets are seen reset; 9 rows are left to moe_plan.
+#[test]
+fn the_routers_plan_groups_the_slots_as_moe_plan_does() {
+    let device = gpu();
+    let kernels = bf16_kernels(&device);
+    let dense = [
+        bf16_weights(&[EXPERTS, 2 * INTER, HIDDEN], &device),
+        bf16_weights(&[EXPERTS, HIDDEN, INTER], &device),
+        bf16_weights(&[2 * SHARED_INTER, HIDDEN], &device),
+        bf16_weights(&[HIDDEN, SHARED_INTER], &device),
+    ];
+    let gate = Tensor::randn(0f32, 1.0, (EXPERTS, HIDDEN), &device).unwrap();
+    let router = Router {
+        gate: &gate,
+        top_k: TOP_K,
+        scaling: 1.0,
+        norm_topk: true,
+    };
+    let nine = kernels
+        .route_experts(&activations(9, &device), None, &router)
+        .unwrap();
+    assert!(nine.plan.is_none(), "9 rows are planned by moe_plan");
+    for tokens in [1, 5, 8] {
+        let x = activations(tokens, &device);
+        let routed = kernels.route_experts(&x, None, &router).unwrap();
+        let plan = routed
+            .plan
+            .as_ref()
+            .expect("a decode step's rows are planned");
+        let ids: Vec<u32> = host::<u32>(&routed.ids);
+        let (offsets, order) = (host::<u32>(&plan.offsets), host::<u32>(&plan.order));
+        assert_eq!(offsets.len(), EXPERTS + 1);
+        assert_eq!(offsets[EXPERTS] as usize, tokens * TOP_K, "{tokens} tokens");
+        for e in 0..EXPERTS {
+            let mut planned = order[offsets[e] as usize..offsets[e + 1] as usize].to_vec();
+            planned.sort();
+            let chose: Vec<u32> = (0..ids.len() as u32)
+                .filter(|&s| ids[s as usize] == e as u32)
+                .collect();
+            assert_eq!(planned, chose, "{tokens} tokens: expert {e}'s slots");
+        }
+        let unplanned = Routed::chosen(routed.ids.clone(), routed.weights.clone());
+        let run = |choice: &Routed| {
+            run_chosen(
+                &kernels,
+                dense_mlps(&dense),
+                &x,
+                choice,
+                Sums::BatchInvariant,
+            )
+        };
+        let (with_plan, without) = (run(&routed), run(&unplanned));
+        assert!(with_plan.routed.iter().flatten().any(|v| v.abs() > 1e-3));
+        assert_eq!(with_plan.routed, without.routed, "{tokens} tokens: routed");
+        assert_eq!(with_plan.shared, without.shared, "{tokens} tokens: shared");
     }
 }

@@ -14,6 +14,7 @@
 #include "linear_tiles.cuh"
 #include "moe_decode.cuh"
 #include "norm.cuh"
+#include "qkv_rope.cuh"
 #include "weights.cuh"
 
 // The embedding rows of the fed-back tokens: out[b] = table[tokens[b]], one row per block.
@@ -26,7 +27,8 @@ __device__ void embed_rows(const T* table, const int* tokens, T* out, int h) {
 
 // Rotate-half RoPE of the fused QKV row and the cache write. Grid (B, nh + 2·nkv): q heads go to `q_out`
 // (B, nh, hd), k heads (rotated) and v heads to the caches at pos[b]. Same arithmetic as the rope of the
-// straightforward path: x1·c − x2·s and x1·s + x2·c in T.
+// straightforward path (qkv_rope.cuh's rotate_first and rotate_second). The bf16 tiles do this inside the
+// projection (RopeOut); this serves f32 and the paths that do not take the tiles.
 template <typename T>
 __device__ void rope_kv_write(const T* qkv, const T* cos, const T* sin, const uint64_t* k_cache,
                               const uint64_t* v_cache, const int* pos, const int* cap, T* q_out,
@@ -46,8 +48,8 @@ __device__ void rope_kv_write(const T* qkv, const T* cos, const T* sin, const ui
     for (int i = threadIdx.x; i < half; i += blockDim.x) {
         const T x1 = src[i], x2 = src[i + half];
         if (head < nh + nkv) {
-            dst[i] = x1 * c[i] - x2 * s[i];
-            dst[i + half] = x1 * s[i] + x2 * c[i];
+            dst[i] = rotate_first(x1, x2, c[i], s[i]);
+            dst[i + half] = rotate_second(x1, x2, c[i], s[i]);
         } else {
             dst[i] = x1;
             dst[i + half] = x2;
@@ -259,9 +261,10 @@ __device__ void dequantize_int8(const uint8_t* w, T* out, size_t rows, int k) {
     extern "C" __global__ void route_experts_##S(const T* x, const T* delta, const T* norm_w, float eps,        \
                                                  T* sum_out, T* normed_out, const float* gate, float* logits,   \
                                                  unsigned* done, int* ids, float* weights, int h, int e, int k, \
-                                                 float scaling, int norm_topk) {                                \
+                                                 float scaling, int norm_topk, unsigned* rows_done,             \
+                                                 int* offsets, int* order) {                                    \
         route_experts<T>(x, delta, norm_w, eps, sum_out, normed_out, gate, logits, done, ids, weights, h, e, k, \
-                         scaling, norm_topk);                                                                   \
+                         scaling, norm_topk, rows_done, offsets, order);                                        \
     }                                                                                                           \
     extern "C" __global__ void moe_gate_up_by_slot_##S(const T* x, const T* w, const int* ids, T* act,          \
                                                        int n_slots, int k, int h, int inter, const T* shared_w, \
@@ -370,9 +373,23 @@ INSTANTIATE_INT8(bf16, bf16)
 #define INSTANTIATE_TILES(W, PAGES, NAME)                                                                       \
     extern "C" __global__ void __launch_bounds__(TILE_THREADS)                                                  \
         NAME(const bf16* x, const bf16* norm_w, float eps, W::Row w, bf16* out, int rows, int n, int k) {       \
-        linear_tiles<W, PAGES<W>>(x, norm_w, eps, w, out, rows, n, k);                                          \
+        const RowsOut rows_out = {out, n};                                                                      \
+        linear_tiles<W, PAGES<W>>(x, norm_w, eps, w, rows_out, rows, n, k);                                     \
     }
 INSTANTIATE_TILES(Dense<bf16>, ManyPages, linear_tiles_bf16)
 INSTANTIATE_TILES(Int8, ManyPages, linear_tiles_int8_bf16)
 INSTANTIATE_TILES(Dense<bf16>, FewPages, linear_tiles_few_bf16)
 INSTANTIATE_TILES(Int8, FewPages, linear_tiles_few_int8_bf16)
+
+// The fused q/k/v projection on the same tiles for up to FEW_PAGES rows, rotated and written to q and the caches
+// (qkv_rope.cuh): the arguments of linear_tiles, then rope_kv_write's. Grid ((nh + 2·nkv)·hd / 32, 1).
+#define INSTANTIATE_QKV_TILES(W, PAGES, NAME)                                                                   \
+    extern "C" __global__ void __launch_bounds__(TILE_THREADS)                                                  \
+        NAME(const bf16* x, const bf16* norm_w, float eps, W::Row w, int rows, int k, const bf16* cos,          \
+             const bf16* sin, const uint64_t* kc, const uint64_t* vc, const int* pos, const int* cap,           \
+             bf16* q_out, int nh, int nkv, int hd) {                                                            \
+        const RopeOut rope_out = {cos, sin, kc, vc, pos, cap, q_out, nh, nkv, hd};                              \
+        linear_tiles<W, PAGES<W>>(x, norm_w, eps, w, rope_out, rows, (nh + 2 * nkv) * hd, k);                   \
+    }
+INSTANTIATE_QKV_TILES(Dense<bf16>, FewPages, qkv_rope_tiles_few_bf16)
+INSTANTIATE_QKV_TILES(Int8, FewPages, qkv_rope_tiles_few_int8_bf16)

@@ -6,7 +6,7 @@ use candle_core::cuda_backend::cudarc::driver::{CudaFunction, DevicePtr};
 use candle_core::{DType, Tensor};
 
 use super::buffers::address;
-use super::grouped_experts::GroupedExperts;
+use super::grouped_experts::{ExpertPlan, GroupedExperts};
 use super::launch::{grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS};
 use super::mlp::Mlp;
 use crate::error::{EngineError, Result};
@@ -21,6 +21,11 @@ const FUSED_SHARED_MAX_ROWS: usize = 4;
 /// slot (H100, session 17: a 4-page step 1.48 ms by slot, 1.38 on the batch-invariant path's tiles; 1 page
 /// 0.95 against 1.15).
 const FASTEST_TILES_PAST_ROWS: usize = 2;
+/// Rows up to which the router also groups the slots by expert (moe_decode.cuh's route_experts), for routers
+/// of at most ROUTER_PLAN_MAX_EXPERTS experts (a thread each): a decode step of a few pages, where a launch
+/// saved counts. More slots go to moe_plan's own launch of 1,024 threads.
+const ROUTER_PLAN_MAX_ROWS: usize = 8;
+const ROUTER_PLAN_MAX_EXPERTS: usize = MOE_WARPS as usize * 32;
 /// Threads of the element-per-thread kernels.
 const ELEMENT_THREADS: u32 = 256;
 
@@ -55,18 +60,34 @@ pub struct AddNorm<'a> {
     pub eps: f64,
 }
 
-/// The chosen experts (B, k) and their weights; with an [`AddNorm`], also x + delta and its RMSNorm.
+/// The chosen experts (B, k) and their weights; with an [`AddNorm`], also x + delta and its RMSNorm; for a
+/// decode step's rows, also the slots grouped by expert for the grouped GEMMs.
 pub struct Routed {
     pub ids: Tensor,
     pub weights: Tensor,
     pub sum: Option<Tensor>,
     pub normed: Option<Tensor>,
+    pub plan: Option<ExpertPlan>,
+}
+
+impl Routed {
+    /// Experts chosen elsewhere: `ids` (B, k) u32 and their `weights` (B, k) f32.
+    pub fn chosen(ids: Tensor, weights: Tensor) -> Self {
+        Self {
+            ids,
+            weights,
+            sum: None,
+            normed: None,
+            plan: None,
+        }
+    }
 }
 
 impl Kernels {
     /// Router softmax and top-k of each row of `x` (B, H) against `router.gate` (E, H) in f32: the chosen
     /// experts (B, k) in index order (u32) and their weights (B, k) in f32. With `norm`, the rows routed are
-    /// RMSNorm(x + delta), returned with the sum.
+    /// RMSNorm(x + delta), returned with the sum. A decode step's few rows in bf16 also get their slots
+    /// grouped by expert, which the grouped GEMMs take (see ROUTER_PLAN_MAX_ROWS).
     pub fn route_experts(
         &self,
         x: &Tensor,
@@ -103,7 +124,18 @@ impl Kernels {
             address(&ids)?,
             address(&weights)?,
         );
+        // The grouped GEMMs that take the plan take bf16 activations only.
+        let plan = (b <= ROUTER_PLAN_MAX_ROWS
+            && e <= ROUTER_PLAN_MAX_EXPERTS
+            && self.dtype == DType::BF16)
+            .then(|| ExpertPlan::new(&self.dev, b * router.top_k, e))
+            .transpose()?;
+        let (off_p, ord_p) = match &plan {
+            Some(p) => (address(&p.offsets)?, address(&p.order)?),
+            None => (0, 0),
+        };
         let done_p = self.route_done.device_ptr(&self.stream).0;
+        let rows_done_p = self.route_rows_done.device_ptr(&self.stream).0;
         let (h_i, e_i, k_i) = (h as i32, e as i32, router.top_k as i32);
         let (scale_f, norm_i) = (router.scaling as f32, i32::from(router.norm_topk));
         let mut launch = self.prepare(&self.route_experts);
@@ -123,7 +155,10 @@ impl Kernels {
             .arg(&e_i)
             .arg(&k_i)
             .arg(&scale_f)
-            .arg(&norm_i);
+            .arg(&norm_i)
+            .arg(&rows_done_p)
+            .arg(&off_p)
+            .arg(&ord_p);
         let columns = (e as u32).div_ceil(MOE_WARPS);
         let row_cache = (h * std::mem::size_of::<f32>()) as u32;
         self.run(
@@ -137,6 +172,7 @@ impl Kernels {
             weights,
             sum,
             normed,
+            plan,
         })
     }
 
@@ -150,16 +186,17 @@ impl Kernels {
     /// the routed ones go through cuBLAS. [`Sums::BatchInvariant`]: routed and shared experts together on the
     /// tensor-core tiles at every batch size where they take the layer (bf16 activations); else on the
     /// CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert, with the shared experts in columns of
-    /// their own. Each slot's sums run in the same order whatever the batch.
+    /// their own. Each slot's sums run in the same order whatever the batch. `choice`: the experts the rows
+    /// chose, and the router's plan if it made one.
     pub fn moe_experts(
         &self,
         x: &Tensor,
         routed: Mlp<'_>,
         shared: Option<Mlp<'_>>,
-        ids: &Tensor,
-        weights: &Tensor,
+        choice: &Routed,
         sums: Sums,
     ) -> Result<(Tensor, Option<Tensor>)> {
+        let (ids, weights) = (&choice.ids, &choice.weights);
         let b = x.dim(0)?;
         if b > MAX_MOE_TOKENS {
             return Err(too_many_tokens(b));
@@ -167,9 +204,7 @@ impl Kernels {
         let by_slot = b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT;
         let (y, fused) = match sums {
             Sums::BatchInvariant => {
-                if let Some(out) =
-                    self.with_shared_on_tensor_cores(x, routed, shared, ids, weights)?
-                {
+                if let Some(out) = self.with_shared_on_tensor_cores(x, routed, shared, choice)? {
                     return Ok(out);
                 }
                 let columns = if by_slot {
@@ -182,7 +217,7 @@ impl Kernels {
             Sums::Fastest if by_slot => {
                 if b > FASTEST_TILES_PAST_ROWS {
                     if let Some(out) =
-                        self.with_shared_on_tensor_cores(x, routed, shared, ids, weights)?
+                        self.with_shared_on_tensor_cores(x, routed, shared, choice)?
                     {
                         return Ok(out);
                     }
@@ -190,7 +225,7 @@ impl Kernels {
                 let fused = shared.filter(|_| b <= FUSED_SHARED_MAX_ROWS);
                 self.experts_in_columns(x, routed, fused, ids, weights, Columns::BySlot)?
             }
-            Sums::Fastest => (self.experts_on_tensor_cores(x, routed, ids, weights)?, None),
+            Sums::Fastest => (self.experts_on_tensor_cores(x, routed, choice)?, None),
         };
         if fused.is_some() {
             return Ok((y, fused));
@@ -213,8 +248,7 @@ impl Kernels {
         x: &Tensor,
         routed: Mlp<'_>,
         shared: Option<Mlp<'_>>,
-        ids: &Tensor,
-        weights: &Tensor,
+        choice: &Routed,
     ) -> Result<Option<(Tensor, Option<Tensor>)>> {
         let shared_fits = match shared {
             Some(mlp) => GroupedExperts::takes_shared(mlp.inter()?),
@@ -225,7 +259,11 @@ impl Kernels {
         if !fits {
             return Ok(None);
         }
-        Ok(Some(self.grouped.forward(x, routed, shared, ids, weights)?))
+        let chosen = (&choice.ids, &choice.weights);
+        let out = self
+            .grouped
+            .forward(x, routed, shared, chosen, choice.plan.as_ref())?;
+        Ok(Some(out))
     }
 
     /// Many slots: grouped GEMMs on tensor cores where their tiles fit (int8 experts read as int8), else a
@@ -234,11 +272,13 @@ impl Kernels {
         &self,
         x: &Tensor,
         routed: Mlp<'_>,
-        ids: &Tensor,
-        weights: &Tensor,
+        choice: &Routed,
     ) -> Result<Tensor> {
+        let (ids, weights) = (&choice.ids, &choice.weights);
         if GroupedExperts::supports(self.dtype, x.dim(1)?, routed.inter()?, routed.experts()?) {
-            let (y, _) = self.grouped.forward(x, routed, None, ids, weights)?;
+            let (y, _) =
+                self.grouped
+                    .forward(x, routed, None, (ids, weights), choice.plan.as_ref())?;
             return Ok(y);
         }
         let (y, _) = self.experts_in_columns(x, routed, None, ids, weights, Columns::ByExpert)?;

@@ -109,14 +109,15 @@ impl GroupedExperts {
 
     /// y (slots, H) in f32, weighted, for the slots `ids` (T, k) of the rows of `x` (T, H) through the stacked
     /// experts: gate_up (E, 2I, H) and down (E, H, I). With `shared` (gate_up (2I', H), down (H, I'), of the
-    /// routed experts' kind), the shared experts' y (T, H) in f32 too, from the same two launches.
+    /// routed experts' kind), the shared experts' y (T, H) in f32 too, from the same two launches. `plan`: the
+    /// slots already grouped by expert (by the router), else moe_plan's launch groups them first.
     pub fn forward(
         &self,
         x: &Tensor,
         experts: Mlp<'_>,
         shared: Option<Mlp<'_>>,
-        ids: &Tensor,
-        weights: &Tensor,
+        (ids, weights): (&Tensor, &Tensor),
+        plan: Option<&ExpertPlan>,
     ) -> Result<(Tensor, Option<Tensor>)> {
         if shared.is_some_and(|s| s.is_int8() != experts.is_int8()) {
             return Err(mixed_weights());
@@ -126,40 +127,28 @@ impl GroupedExperts {
         let slots = t * top_k;
         let gemms = self.gemms(experts.is_int8(), slots, e);
         let tile = &gemms.tile;
-        let offsets = empty(&self.dev, e + 1, DType::U32)?;
-        let order = empty(&self.dev, slots, DType::U32)?;
+        let stream = self.dev.cuda_stream();
+        let plan = match plan.filter(|p| p.fits(slots, e)) {
+            Some(plan) => plan.clone(),
+            None => self.plan(ids, slots, e)?,
+        };
         let act = empty(&self.dev, (slots, inter), DType::BF16)?;
         let y = empty(&self.dev, (slots, h), DType::F32)?;
         let shared = shared
             .map(|mlp| SharedBuffers::new(&self.dev, mlp, t, h))
             .transpose()?;
         let (gu_p, d_p) = experts.addresses()?;
-        let (x_p, ids_p, w_p) = (address(x)?, address(ids)?, address(weights)?);
+        let (x_p, w_p) = (address(x)?, address(weights)?);
         let (off_p, ord_p, act_p, y_p) = (
-            address(&offsets)?,
-            address(&order)?,
+            address(&plan.offsets)?,
+            address(&plan.order)?,
             address(&act)?,
             address(&y)?,
         );
         let s = shared
             .as_ref()
             .map_or(Ok(SharedArgs::default()), SharedBuffers::args)?;
-        let (slots_i, e_i, k_i, h_i, i_i, t_i) = (
-            slots as i32,
-            e as i32,
-            top_k as i32,
-            h as i32,
-            inter as i32,
-            t as i32,
-        );
-        let stream = self.dev.cuda_stream();
-        let mut plan = Launch::new(&stream, &self.plan, self.dependent);
-        plan.arg(&ids_p)
-            .arg(&slots_i)
-            .arg(&e_i)
-            .arg(&off_p)
-            .arg(&ord_p);
-        launch(plan, (1, 1), PLAN_THREADS)?;
+        let (e_i, k_i, h_i, i_i, t_i) = (e as i32, top_k as i32, h as i32, inter as i32, t as i32);
         let shared_tiles = if shared.is_some() {
             t.div_ceil(tile.slots)
         } else {
@@ -212,6 +201,27 @@ impl GroupedExperts {
         Ok((y, shared.map(|s| s.y)))
     }
 
+    /// The `slots` slots of `ids` grouped by expert, by moe_plan's launch.
+    fn plan(&self, ids: &Tensor, slots: usize, experts: usize) -> Result<ExpertPlan> {
+        let plan = ExpertPlan::new(&self.dev, slots, experts)?;
+        let (ids_p, off_p, ord_p) = (
+            address(ids)?,
+            address(&plan.offsets)?,
+            address(&plan.order)?,
+        );
+        let (slots_i, e_i) = (slots as i32, experts as i32);
+        let stream = self.dev.cuda_stream();
+        let mut launcher = Launch::new(&stream, &self.plan, self.dependent);
+        launcher
+            .arg(&ids_p)
+            .arg(&slots_i)
+            .arg(&e_i)
+            .arg(&off_p)
+            .arg(&ord_p);
+        launch(launcher, (1, 1), PLAN_THREADS)?;
+        Ok(plan)
+    }
+
     /// The kernels for these weights and this many slots over `experts`.
     fn gemms(&self, int8: bool, slots: usize, experts: usize) -> &Gemms {
         let narrow = slots <= NARROW_SLOTS_PER_EXPERT * experts;
@@ -221,6 +231,30 @@ impl GroupedExperts {
             (true, true) => &self.int8_narrow,
             (true, false) => &self.int8,
         }
+    }
+}
+
+/// A step's slots grouped by expert for the grouped GEMMs, as moe_plan.cuh's plan_slots writes them: expert
+/// e's slots are `order[offsets[e]..offsets[e + 1]]`, in no particular order.
+#[derive(Clone)]
+pub struct ExpertPlan {
+    /// (E + 1) u32.
+    pub offsets: Tensor,
+    /// (slots) u32.
+    pub order: Tensor,
+}
+
+impl ExpertPlan {
+    /// Room for the plan of `slots` slots over `experts`, to be written on the device.
+    pub(super) fn new(dev: &CudaDevice, slots: usize, experts: usize) -> Result<Self> {
+        Ok(Self {
+            offsets: empty(dev, experts + 1, DType::U32)?,
+            order: empty(dev, slots, DType::U32)?,
+        })
+    }
+
+    fn fits(&self, slots: usize, experts: usize) -> bool {
+        self.offsets.elem_count() == experts + 1 && self.order.elem_count() == slots
     }
 }
 

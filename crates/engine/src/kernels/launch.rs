@@ -100,6 +100,8 @@ pub struct Kernels {
     pub(super) route_experts: CudaFunction,
     /// Per routed row, the router blocks done so far (reset by the last): MAX_MOE_TOKENS zeros.
     pub(super) route_done: CudaSlice<u32>,
+    /// The rows the router has finished (reset by the last, which plans the experts' slots): one zero.
+    pub(super) route_rows_done: CudaSlice<u32>,
     pub(super) moe_gate_up_by_slot: CudaFunction,
     pub(super) moe_down_by_slot: CudaFunction,
     pub(super) moe_gate_up_by_expert: CudaFunction,
@@ -139,6 +141,7 @@ impl Kernels {
             attention: DecodeAttention::new(dev, load("attention_decode")?)?,
             route_experts: load("route_experts")?,
             route_done: dev.alloc_zeros::<u32>(MAX_MOE_TOKENS)?,
+            route_rows_done: dev.alloc_zeros::<u32>(1)?,
             moe_gate_up_by_slot: load("moe_gate_up_by_slot")?,
             moe_down_by_slot: load("moe_down_by_slot")?,
             moe_gate_up_by_expert: load("moe_gate_up_by_expert")?,

@@ -130,24 +130,24 @@ struct TilePlace {
     int pages;  // and how many
 };
 
-__device__ __forceinline__ TilePlace tile_place(int rows) {
+// `first_row(group)`: the first of the 16 weight rows a row group takes (the block's output layout says which).
+__device__ __forceinline__ TilePlace tile_place(int rows, int first_row) {
     TilePlace p;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     p.group = warp / TILE_QUARTERS;
     p.quarter = warp % TILE_QUARTERS;
     p.g = lane >> 2;
     p.t = lane & 3;
-    p.row0 = (blockIdx.x * TILE_GROUPS + p.group) * 16;
+    p.row0 = first_row;
     p.page0 = blockIdx.y * TILE_PAGES;
     p.pages = min(TILE_PAGES, rows - p.page0);
     return p;
 }
 
-// The quarters' partial sums of the block's first `tiles` tiles added in warp order by the first quarter,
-// which stores them.
+// The quarters' partial sums of the block's first `tiles` tiles added in warp order by the first quarter, into
+// its acc. Every thread of the block takes part.
 template <int TILES>
-__device__ void store_sums(const TilePlace& p, const float acc[TILES][4], int tiles, QuarterSums& partial, bf16* out,
-                           int n) {
+__device__ void add_quarters(const TilePlace& p, float acc[TILES][4], int tiles, QuarterSums& partial) {
     const int lane = threadIdx.x & 31;
     if (p.quarter > 0)
 #pragma unroll
@@ -160,17 +160,45 @@ __device__ void store_sums(const TilePlace& p, const float acc[TILES][4], int ti
     for (int nt = 0; nt < TILES; ++nt) {
         if (nt >= tiles) break;
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            float sum = acc[nt][q];
+        for (int q = 0; q < 4; ++q)
 #pragma unroll
-            for (int i = 0; i < TILE_QUARTERS - 1; ++i) sum += partial[p.group][i][nt][q][lane];
-            // d[q]: weight row g (q < 2) or g + 8, row 2t + q % 2 of the tile.
-            const int r = p.row0 + p.g + (q >> 1) * 8;
-            const int page = nt * 8 + 2 * p.t + (q & 1);
-            if (r < n && page < p.pages) out[(size_t)(p.page0 + page) * n + r] = __float2bfloat16(sum);
-        }
+            for (int i = 0; i < TILE_QUARTERS - 1; ++i) acc[nt][q] += partial[p.group][i][nt][q][lane];
     }
 }
+
+// acc[nt][q] of a first-quarter lane: weight row g (q < 2) or g + 8, row 2t + q % 2 of tile nt of x.
+__device__ __forceinline__ int sum_weight_row(const TilePlace& p, int q) { return p.row0 + p.g + (q >> 1) * 8; }
+__device__ __forceinline__ int sum_page(const TilePlace& p, int nt, int q) { return nt * 8 + 2 * p.t + (q & 1); }
+
+// A plain linear layer's outputs: out (B, N), block x taking weight rows 32x .. 32x + 31.
+struct RowsOut {
+    bf16* out;
+    int n;
+
+    __device__ __forceinline__ int first_row(int group) const { return (blockIdx.x * TILE_GROUPS + group) * 16; }
+
+    // Asks L2 for the block's weight rows.
+    template <typename W>
+    __device__ __forceinline__ void prefetch(typename W::Row w, int n, int k) const {
+        const int first = first_row(0);
+        prefetch_l2_block(W::row(w, first, k), (size_t)min(TILE_GROUPS * 16, n - first) * W::row_bytes(k));
+    }
+
+    template <int TILES>
+    __device__ void store(const TilePlace& p, float acc[TILES][4], int tiles, QuarterSums& partial) const {
+        add_quarters<TILES>(p, acc, tiles, partial);
+        if (p.quarter > 0) return;
+#pragma unroll
+        for (int nt = 0; nt < TILES; ++nt) {
+            if (nt >= tiles) break;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int r = sum_weight_row(p, q), page = sum_page(p, nt, q);
+                if (r < n && page < p.pages) out[(size_t)(p.page0 + page) * n + r] = __float2bfloat16(acc[nt][q]);
+            }
+        }
+    }
+};
 
 // A warp's K loop for a block of up to TILE_PAGES rows of x: the next K block's weights are requested before
 // this one is multiplied (the first before the wait for the kernel ahead), x's tiles as multiply_block reads
@@ -188,9 +216,9 @@ struct ManyPages {
 
     // The K loop over x's rows as X (bf16 rows of x, or floats normed into shared memory: x then holds the
     // block's rows from its first), then the quarters' sums stored.
-    template <typename X>
+    template <typename X, typename Out>
     __device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
-                                       QuarterSums& partial, bf16* out, int n, int k) {
+                                       QuarterSums& partial, const Out& out, int k) {
         const int tiles = (p.pages + 7) / 8;
         // Rows of x past the block's read its first: their results are dropped.
         const X* x_rows[8];
@@ -218,7 +246,7 @@ struct ManyPages {
                 hi = next_hi;
             }
         }
-        store_sums<8>(p, acc, tiles, partial, out, n);
+        out.template store<8>(p, acc, tiles, partial);
     }
 };
 
@@ -243,9 +271,9 @@ struct FewPages {
             }
     }
 
-    template <typename X>
+    template <typename X, typename Out>
     __device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
-                                       QuarterSums& partial, bf16* out, int n, int k) {
+                                       QuarterSums& partial, const Out& out, int k) {
         const X* x_row = x + (size_t)(p.g < p.pages ? p.g : 0) * k;
         const int step = TILE_K * TILE_QUARTERS, first = p.quarter * TILE_K + 16 * p.t;
         Pairs16 xv[FEW_DEPTH];
@@ -267,39 +295,39 @@ struct FewPages {
                 }
             }
         }
-        store_sums<1>(p, acc, 1, partial, out, n);
+        out.template store<1>(p, acc, 1, partial);
     }
 };
 
 // Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS, K a multiple of TILE_K;
-// Pages: ManyPages, or FewPages where B ≤ FEW_PAGES. With `norm_w`, x is first RMSNorm-ed (each block
-// normalises its rows itself into dynamic shared memory, a float per value, while its first weights are on
-// their way), which saves the norm its own launch; the normed values are those of the rms_norm kernel, so the
-// sums are the same either way.
-template <typename W, typename Pages>
-__device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typename W::Row w, bf16* out, int rows,
-                             int n, int k) {
+// Pages: ManyPages, or FewPages where B ≤ FEW_PAGES; Out: where the sums go and which weight rows a block
+// takes (RowsOut for a plain layer). With `norm_w`, x is first RMSNorm-ed (each block normalises its rows
+// itself into dynamic shared memory, a float per value, while its first weights are on their way), which saves
+// the norm its own launch; the normed values are those of the rms_norm kernel, so the sums are the same either
+// way.
+template <typename W, typename Pages, typename Out>
+__device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typename W::Row w, const Out& out,
+                             int rows, int n, int k) {
     extern __shared__ float normed[];
     __shared__ QuarterSums partial;
-    const TilePlace p = tile_place(rows);
+    const TilePlace p = tile_place(rows, out.first_row((threadIdx.x >> 5) / TILE_QUARTERS));
     // Weight rows past N read row N - 1: their results are dropped.
     const typename W::Row lo_row = W::row(w, min(p.row0 + p.g, n - 1), k);
     const typename W::Row hi_row = W::row(w, min(p.row0 + p.g + 8, n - 1), k);
     // The weights need nothing an earlier kernel writes: the block asks for all of its rows, and loads its first
     // blocks of them, before it waits for the kernel ahead (launched as its dependent, it may be placed while
     // that kernel still runs), so their trip from memory overlaps the wait.
-    const int first_row = blockIdx.x * TILE_GROUPS * 16;
-    prefetch_l2_block(W::row(w, first_row, k), (size_t)min(TILE_GROUPS * 16, n - first_row) * W::row_bytes(k));
+    out.template prefetch<W>(w, n, k);
     Pages pages;
     pages.request(lo_row, hi_row, p.quarter * TILE_K + 16 * p.t, k);
     follow_previous_kernel();
     const bf16* block_x = x + (size_t)p.page0 * k;
     if (!norm_w) {
-        pages.multiply_and_store(p, block_x, lo_row, hi_row, partial, out, n, k);
+        pages.multiply_and_store(p, block_x, lo_row, hi_row, partial, out, k);
         return;
     }
     for (int b = 0; b < p.pages; ++b)
         normed_row(block_x, (const bf16*)nullptr, norm_w, (bf16*)nullptr, (bf16*)nullptr, normed + (size_t)b * k, b,
                    k, eps);
-    pages.multiply_and_store(p, (const float*)normed, lo_row, hi_row, partial, out, n, k);
+    pages.multiply_and_store(p, (const float*)normed, lo_row, hi_row, partial, out, k);
 }

@@ -1,7 +1,8 @@
 //! A decode step's linear layers on tensor cores (linear_tiles.cuh), for [`Sums::BatchInvariant`] in bf16: the
 //! weights are read once for up to 64 rows, and each output is summed in the same order whatever the rows
-//! beside it, so a page reads alike alone or among many. bf16 activations only (mma's inputs); K a multiple
-//! of 64.
+//! beside it, so a page reads alike alone or among many. For a few rows the q/k/v projection's tiles also
+//! rotate q and k and write the caches (qkv_rope.cuh), which saves that its own launch. bf16 activations only
+//! (mma's inputs); K a multiple of 64.
 //!
 //! [`Sums::BatchInvariant`]: crate::lm::Sums::BatchInvariant
 
@@ -9,8 +10,11 @@ use candle_core::cuda_backend::cudarc::driver::CudaFunction;
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
+use super::buffers::address;
 use super::launch::{grid, Kernels, Weight, MAX_GRID_Y, PTX};
+use super::step_inputs::InputAddresses;
 use crate::error::{EngineError, Result};
+use crate::lm::Sums;
 
 /// linear_tiles.cuh's block: weight rows (TILE_GROUPS · 16), rows of x (TILE_PAGES), threads, K granule.
 const WEIGHT_ROWS: usize = 32;
@@ -20,16 +24,51 @@ const K_BLOCK: usize = 64;
 /// Rows up to which the `_few_` kernels run (FEW_PAGES): one tile of x, each warp's weights requested five K
 /// blocks ahead rather than one. The same sums.
 const FEW_PAGES: usize = 8;
+/// Dims of a head one block of the fused q/k/v projection takes: 16 of each half (qkv_rope.cuh's RopeOut).
+const QKV_HEAD_DIMS: usize = 32;
+/// Rows up to which each block normalises the rows itself: past them the norm's own launch costs less than
+/// every block normalising them all (the fused q/k/v projection at 4 pages, its 120 blocks each normalising
+/// the 4 rows: a step of 1.001–1.013 ms against 0.976–0.978 with the norm's launch, H200).
+const NORMED_IN_BLOCKS_MAX_ROWS: usize = 2;
 /// Dynamic shared memory for rows normed by each block: what the 48 KB a block may take without opting in
 /// leaves beside the quarters' sums (24 KB) and the norm's.
 const NORMED_BYTES: usize = 20 * 1024;
 
-/// The builds of the kernel: over bf16 weights and over int8 rows, for up to 64 rows and for a few.
-pub struct LinearTiles {
+/// One kernel's builds over bf16 weights and over int8 rows.
+struct Builds {
     dense: CudaFunction,
     int8: CudaFunction,
-    few_dense: CudaFunction,
-    few_int8: CudaFunction,
+}
+
+impl Builds {
+    fn load(dev: &CudaDevice, name: &str) -> Result<Self> {
+        let load = |infix: &str| -> Result<CudaFunction> {
+            Ok(dev
+                .get_or_load_custom_func(&format!("{name}{infix}bf16"), "deepread_decode", PTX)?
+                .into_cuda_function())
+        };
+        Ok(Self {
+            dense: load("_")?,
+            int8: load("_int8_")?,
+        })
+    }
+
+    fn of(&self, layer: Weight<'_>) -> &CudaFunction {
+        match layer {
+            Weight::Dense(_) => &self.dense,
+            Weight::Int8(_) => &self.int8,
+        }
+    }
+}
+
+/// The tiles as a plain linear layer for up to 64 rows and for a few, and as the fused q/k/v projection of a
+/// few rows, which rotates its q and k heads and writes k and v into the caches (qkv_rope.cuh). (For more rows
+/// the fused projection measured slower than the plain tiles and rope_kv_write: 3.47–3.50 ms a 64-page step
+/// against 3.31–3.34 on the H200.)
+pub struct LinearTiles {
+    many: Builds,
+    few: Builds,
+    qkv_rope_few: Builds,
 }
 
 impl LinearTiles {
@@ -38,16 +77,10 @@ impl LinearTiles {
         if dtype != DType::BF16 {
             return Ok(None);
         }
-        let load = |name: &str| -> Result<CudaFunction> {
-            Ok(dev
-                .get_or_load_custom_func(name, "deepread_decode", PTX)?
-                .into_cuda_function())
-        };
         Ok(Some(Self {
-            dense: load("linear_tiles_bf16")?,
-            int8: load("linear_tiles_int8_bf16")?,
-            few_dense: load("linear_tiles_few_bf16")?,
-            few_int8: load("linear_tiles_few_int8_bf16")?,
+            many: Builds::load(dev, "linear_tiles")?,
+            few: Builds::load(dev, "linear_tiles_few")?,
+            qkv_rope_few: Builds::load(dev, "qkv_rope_tiles_few")?,
         }))
     }
 
@@ -57,9 +90,16 @@ impl LinearTiles {
     }
 }
 
+/// The rows a launch of the tiles takes, and their norm if the blocks apply it.
+struct TileInput<'a> {
+    x: Tensor,
+    norm: Option<(&'a Tensor, f64)>,
+    normed_bytes: u32,
+}
+
 impl Kernels {
     /// `layer` (bias-free) on `x` (B, K) bf16 on tensor cores, each output summed in one order whatever B;
-    /// with `norm` (weight, eps), on RMSNorm(x), normalised by each block where its rows fit in shared memory.
+    /// with `norm` (weight, eps), on RMSNorm(x), normalised by each block for a row or two (see tile_input).
     /// None where the tiles do not take it (not bf16, or K not a multiple of 64).
     pub(super) fn linear_tiles(
         &self,
@@ -70,31 +110,145 @@ impl Kernels {
         let Some(tiles) = &self.tiles else {
             return Ok(None);
         };
+        let Some(input) = self.tile_input(x, norm, layer)? else {
+            return Ok(None);
+        };
+        let (b, n) = (input.x.dim(0)?, layer.dims()?.0);
+        let kernel = if b <= FEW_PAGES {
+            tiles.few.of(layer)
+        } else {
+            tiles.many.of(layer)
+        };
+        let blocks = grid(n.div_ceil(WEIGHT_ROWS) as u32, b.div_ceil(PAGES) as u32, 1);
+        let out = self.launch_linear(
+            kernel,
+            &input.x,
+            input.norm,
+            layer,
+            blocks,
+            THREADS,
+            input.normed_bytes,
+        )?;
+        Ok(Some(out))
+    }
+
+    /// The attention's inputs of a decode step: `qkv` (bias-free, (nh + 2·nkv)·hd rows) on RMSNorm(`x`) with
+    /// `norm`, its q and k heads rotated with the step's cos/sin, k and v written into layer `layer`'s caches at
+    /// each row's position; returns q (B, nh·hd). For [`Sums::BatchInvariant`] and a few rows one launch of the
+    /// tiles where they take the layer, with the sums of the plain tiles and rope_kv_write's arithmetic; else
+    /// the projection, then [`Kernels::rope_kv_write`].
+    ///
+    /// [`Sums::BatchInvariant`]: crate::lm::Sums::BatchInvariant
+    #[allow(clippy::too_many_arguments)]
+    pub fn qkv_rope(
+        &self,
+        x: &Tensor,
+        norm: (&Tensor, f64),
+        qkv: Weight<'_>,
+        inputs: &InputAddresses,
+        layer: usize,
+        heads: (usize, usize, usize),
+        sums: Sums,
+    ) -> Result<Tensor> {
+        let fused = match sums {
+            Sums::BatchInvariant => self.qkv_rope_tiles(x, norm, qkv, inputs, layer, heads)?,
+            Sums::Fastest => None,
+        };
+        if let Some(q) = fused {
+            return Ok(q);
+        }
+        let projected = self.norm_linear(x, norm.0, norm.1, qkv, sums)?;
+        self.rope_kv_write(&projected, inputs, layer, heads)
+    }
+
+    fn qkv_rope_tiles(
+        &self,
+        x: &Tensor,
+        norm: (&Tensor, f64),
+        qkv: Weight<'_>,
+        inputs: &InputAddresses,
+        layer: usize,
+        (nh, nkv, hd): (usize, usize, usize),
+    ) -> Result<Option<Tensor>> {
+        let Some(tiles) = &self.tiles else {
+            return Ok(None);
+        };
+        let fits = hd.is_multiple_of(QKV_HEAD_DIMS) && qkv.dims()?.0 == (nh + 2 * nkv) * hd;
+        if !fits || x.dim(0)? > FEW_PAGES {
+            return Ok(None);
+        }
+        let Some(input) = self.tile_input(x, Some(norm), qkv)? else {
+            return Ok(None);
+        };
+        let (b, k) = input.x.dims2()?;
+        let q = self.empty((b, nh * hd), self.dtype)?;
+        let (x_p, w_p, q_p) = (address(&input.x)?, qkv.address()?, address(&q)?);
+        let norm_p = input
+            .norm
+            .map(|(w, _)| address(w))
+            .transpose()?
+            .unwrap_or(0);
+        let eps = input.norm.map_or(0.0, |(_, eps)| eps as f32);
+        let (k_p, v_p) = inputs.layer_caches(layer);
+        let (b_i, k_i) = (b as i32, k as i32);
+        let (nh_i, nkv_i, hd_i) = (nh as i32, nkv as i32, hd as i32);
+        let mut launch = self.prepare(tiles.qkv_rope_few.of(qkv));
+        launch
+            .arg(&x_p)
+            .arg(&norm_p)
+            .arg(&eps)
+            .arg(&w_p)
+            .arg(&b_i)
+            .arg(&k_i)
+            .arg(&inputs.cos)
+            .arg(&inputs.sin)
+            .arg(&k_p)
+            .arg(&v_p)
+            .arg(&inputs.positions)
+            .arg(&inputs.capacities)
+            .arg(&q_p)
+            .arg(&nh_i)
+            .arg(&nkv_i)
+            .arg(&hd_i);
+        let blocks = (nh + 2 * nkv) * hd / QKV_HEAD_DIMS;
+        let blocks = grid(blocks as u32, 1, 1);
+        self.run(launch, blocks, THREADS, input.normed_bytes)?;
+        Ok(Some(q))
+    }
+
+    /// What a launch of the tiles takes for `x` (normed with `norm`, if given) through `layer`: the norm in the
+    /// blocks for a row or two that fit their shared memory, else by its own launch first (the same values).
+    /// None where the tiles do not take the layer.
+    fn tile_input<'a>(
+        &self,
+        x: &Tensor,
+        norm: Option<(&'a Tensor, f64)>,
+        layer: Weight<'_>,
+    ) -> Result<Option<TileInput<'a>>> {
         let (b, k) = x.dims2()?;
         let (n, weight_k) = layer.dims()?;
         if !LinearTiles::takes(k) {
             return Ok(None);
-        }
-        let normed_bytes = norm.map_or(0, |_| b * k * std::mem::size_of::<f32>());
-        if let Some((weight, eps)) = norm.filter(|_| normed_bytes > NORMED_BYTES) {
-            // Rows too long to normalise in a block: the norm's own launch, the same values.
-            let normed = self.rms_norm(x, weight, eps)?;
-            return self.linear_tiles(&normed, None, layer);
         }
         if weight_k != k || b.div_ceil(PAGES) > MAX_GRID_Y as usize {
             return Err(EngineError::Input(format!(
                 "a decode step's linear layer of {n}×{weight_k} on {b} rows of {k} does not fit the tiles"
             )));
         }
-        let kernel = match (layer, b <= FEW_PAGES) {
-            (Weight::Dense(_), false) => &tiles.dense,
-            (Weight::Int8(_), false) => &tiles.int8,
-            (Weight::Dense(_), true) => &tiles.few_dense,
-            (Weight::Int8(_), true) => &tiles.few_int8,
-        };
-        let blocks = grid(n.div_ceil(WEIGHT_ROWS) as u32, b.div_ceil(PAGES) as u32, 1);
-        let out =
-            self.launch_linear(kernel, x, norm, layer, blocks, THREADS, normed_bytes as u32)?;
-        Ok(Some(out))
+        let normed_bytes = norm.map_or(0, |_| b * k * std::mem::size_of::<f32>());
+        let in_blocks = b <= NORMED_IN_BLOCKS_MAX_ROWS && normed_bytes <= NORMED_BYTES;
+        if let Some((weight, eps)) = norm.filter(|_| !in_blocks) {
+            // The norm's own launch, the same values.
+            return Ok(Some(TileInput {
+                x: self.rms_norm(x, weight, eps)?,
+                norm: None,
+                normed_bytes: 0,
+            }));
+        }
+        Ok(Some(TileInput {
+            x: x.clone(),
+            norm,
+            normed_bytes: normed_bytes as u32,
+        }))
     }
 }

@@ -4,68 +4,18 @@
 #pragma once
 
 #include "common.cuh"
+#include "moe_plan.cuh"
 #include "norm.cuh"
 #include "weights.cuh"
 
-// MoE routing. Grid (B, ceil(E / ROUTE_WARPS)), a warp per expert, dynamic shared memory h floats: router
-// logits in f32 (x · gateᵀ, gate (E, H) f32) into `logits` (B, E). With `norm_w`, the routed row is first the
-// layer's post-attention RMSNorm of x + delta, which column 0 also writes out (`sum_out`, `normed_out`) for
-// the experts and the residual. The block that finishes a row last (counted in `done[b]`, reset for the next
-// launch) takes the softmax and the top k with ties to the lower index, then sorts them by expert index: the
-// reference adds the experts' outputs in index order. Weights are the probabilities (renormalised over the k
-// if asked) times `scaling`.
 #define ROUTE_WARPS 8
 #define ROUTE_MAX_K 16
 #define ROUTE_HELD_CHUNKS 8
-template <typename T>
-__device__ void route_experts(const T* x, const T* delta, const T* norm_w, float eps, T* sum_out, T* normed_out,
-                              const float* gate, float* logits, unsigned* done, int* ids, float* weights, int h,
-                              int e, int k, float scaling, int norm_topk) {
-    extern __shared__ float row_cache[];
-    const size_t row = blockIdx.x;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int ex = blockIdx.y * ROUTE_WARPS + warp;
-    // The warp's gate row is loaded before the norm, so the two memory waits overlap (its first
-    // ROUTE_HELD_CHUNKS · 256 columns are held in registers; the rest, if any, is read after).
-    float held[ROUTE_HELD_CHUNKS][8];
-#pragma unroll
-    for (int t = 0; t < ROUTE_HELD_CHUNKS; ++t) {
-        const int c = lane * 8 + t * 256;
-        if (ex < e && c < h) load8(gate + (size_t)ex * h + c, held[t]);
-    }
-    // The gate needs no earlier kernel, so its rows are on their way before the wait for the kernel ahead.
-    follow_previous_kernel();
-    if (norm_w) {
-        const bool writer = blockIdx.y == 0;
-        normed_row(x, delta, norm_w, writer ? sum_out : (T*)nullptr, writer ? normed_out : (T*)nullptr, row_cache,
-                   row, h, eps);
-    } else {
-        for (int i = threadIdx.x; i < h; i += blockDim.x) row_cache[i] = to_float(x[row * h + i]);
-        __syncthreads();
-    }
-    if (ex < e) {
-        float dot = 0.0f;
-#pragma unroll
-        for (int t = 0; t < ROUTE_HELD_CHUNKS; ++t) {
-            const int c = lane * 8 + t * 256;
-            if (c < h) {
-                float xv[8];
-                load8(row_cache + c, xv);
-#pragma unroll
-                for (int q = 0; q < 8; ++q) dot += xv[q] * held[t][q];
-            }
-        }
-        for (int c = lane * 8 + ROUTE_HELD_CHUNKS * 256; c < h; c += 256) {
-            float xv[8], gv[8];
-            load8(row_cache + c, xv);
-            load8(gate + (size_t)ex * h + c, gv);
-#pragma unroll
-            for (int q = 0; q < 8; ++q) dot += xv[q] * gv[q];
-        }
-        dot = warp_sum(dot);
-        if (lane == 0) logits[row * e + ex] = dot;
-    }
-    if (!last_to_arrive(&done[row], gridDim.y) || warp != 0) return;
+
+// The softmax of row `row`'s router logits and its top k, by one warp (see route_experts).
+__device__ void choose_experts(const float* logits, int* ids, float* weights, size_t row, int e, int k, float scaling,
+                               int norm_topk) {
+    const int lane = threadIdx.x % 32;
     __shared__ float probs[1024];
     float mx = -INFINITY;
     for (int i = lane; i < e; i += 32) {
@@ -112,6 +62,71 @@ __device__ void route_experts(const T* x, const T* delta, const T* norm_w, float
         ids[row * k + r] = chosen[r];
         weights[row * k + r] = (norm_topk ? chosen_p[r] / total : chosen_p[r]) * scaling;
     }
+}
+
+// MoE routing. Grid (B, ceil(E / ROUTE_WARPS)), a warp per expert, dynamic shared memory h floats: router
+// logits in f32 (x · gateᵀ, gate (E, H) f32) into `logits` (B, E). With `norm_w`, the routed row is first the
+// layer's post-attention RMSNorm of x + delta, which column 0 also writes out (`sum_out`, `normed_out`) for
+// the experts and the residual. The block that finishes a row last (counted in `done[b]`, reset for the next
+// launch) takes the softmax and the top k with ties to the lower index, then sorts them by expert index: the
+// reference adds the experts' outputs in index order. Weights are the probabilities (renormalised over the k
+// if asked) times `scaling`. With `offsets`, the block that finishes the last row (counted in `rows_done`, reset
+// likewise) also groups the B·k slots by expert for the grouped GEMMs (moe_plan.cuh's plan_slots), which saves
+// moe_plan its launch; E ≤ ROUTE_WARPS · 32.
+template <typename T>
+__device__ void route_experts(const T* x, const T* delta, const T* norm_w, float eps, T* sum_out, T* normed_out,
+                              const float* gate, float* logits, unsigned* done, int* ids, float* weights, int h,
+                              int e, int k, float scaling, int norm_topk, unsigned* rows_done, int* offsets,
+                              int* order) {
+    extern __shared__ float row_cache[];
+    const size_t row = blockIdx.x;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int ex = blockIdx.y * ROUTE_WARPS + warp;
+    // The warp's gate row is loaded before the norm, so the two memory waits overlap (its first
+    // ROUTE_HELD_CHUNKS · 256 columns are held in registers; the rest, if any, is read after).
+    float held[ROUTE_HELD_CHUNKS][8];
+#pragma unroll
+    for (int t = 0; t < ROUTE_HELD_CHUNKS; ++t) {
+        const int c = lane * 8 + t * 256;
+        if (ex < e && c < h) load8(gate + (size_t)ex * h + c, held[t]);
+    }
+    // The gate needs no earlier kernel, so its rows are on their way before the wait for the kernel ahead.
+    follow_previous_kernel();
+    if (norm_w) {
+        const bool writer = blockIdx.y == 0;
+        normed_row(x, delta, norm_w, writer ? sum_out : (T*)nullptr, writer ? normed_out : (T*)nullptr, row_cache,
+                   row, h, eps);
+    } else {
+        for (int i = threadIdx.x; i < h; i += blockDim.x) row_cache[i] = to_float(x[row * h + i]);
+        __syncthreads();
+    }
+    if (ex < e) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int t = 0; t < ROUTE_HELD_CHUNKS; ++t) {
+            const int c = lane * 8 + t * 256;
+            if (c < h) {
+                float xv[8];
+                load8(row_cache + c, xv);
+#pragma unroll
+                for (int q = 0; q < 8; ++q) dot += xv[q] * held[t][q];
+            }
+        }
+        for (int c = lane * 8 + ROUTE_HELD_CHUNKS * 256; c < h; c += 256) {
+            float xv[8], gv[8];
+            load8(row_cache + c, xv);
+            load8(gate + (size_t)ex * h + c, gv);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) dot += xv[q] * gv[q];
+        }
+        dot = warp_sum(dot);
+        if (lane == 0) logits[row * e + ex] = dot;
+    }
+    if (!last_to_arrive(&done[row], gridDim.y)) return;
+    if (warp == 0) choose_experts(logits, ids, weights, row, e, k, scaling, norm_topk);
+    // One row's block is the last of the rows without counting them.
+    if (offsets && (gridDim.x == 1 || last_to_arrive(rows_done, gridDim.x)))
+        plan_slots(ids, gridDim.x * k, e, offsets, order);
 }
 
 // Slots a warp of the MoE kernels takes at once, and the most slots a block gathers by slot and by expert.

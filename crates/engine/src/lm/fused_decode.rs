@@ -234,8 +234,8 @@ mod gpu {
             let k = &self.kernels;
             let heads = layer.attn.heads();
             let (norm, eps) = (layer.input_norm.weight(), layer.input_norm.eps());
-            let qkv = k.norm_linear(x, norm, eps, weight(layer.attn.qkv_proj())?, self.sums)?;
-            let q = k.rope_kv_write(&qkv, inputs, index, heads)?;
+            let qkv = weight(layer.attn.qkv_proj())?;
+            let q = k.qkv_rope(x, (norm, eps), qkv, inputs, index, heads, self.sums)?;
             let attn = k.attention(&q, inputs, index, heads)?;
             let attn = k.linear(&attn, weight(layer.attn.o_proj())?, self.sums)?;
             let (weight, eps) = (layer.post_norm.weight(), layer.post_norm.eps());
@@ -255,9 +255,7 @@ mod gpu {
                         return Err(EngineError::Cuda("the router did not keep the norm".into()));
                     };
                     let (experts, shared) = expert_mlps(moe)?;
-                    let (ids, weights) = (&routed.ids, &routed.weights);
-                    let (y, shared) =
-                        k.moe_experts(normed, experts, shared, ids, weights, self.sums)?;
+                    let (y, shared) = k.moe_experts(normed, experts, shared, &routed, self.sums)?;
                     k.moe_combine(&y, shared.as_ref(), Some(sum), moe.top_k)
                 }
             }
@@ -269,8 +267,7 @@ mod gpu {
             let k = &self.kernels;
             let routed = k.route_experts(x, None, &router(moe))?;
             let (experts, shared) = expert_mlps(moe)?;
-            let (ids, weights) = (&routed.ids, &routed.weights);
-            let (y, shared) = k.moe_experts(x, experts, shared, ids, weights, Sums::Fastest)?;
+            let (y, shared) = k.moe_experts(x, experts, shared, &routed, Sums::Fastest)?;
             k.moe_combine(&y, shared.as_ref(), residual, moe.top_k)
         }
 

@@ -1,0 +1,160 @@
+//! The decode step's fused q/k/v projection (qkv_rope.cuh) on the GPU in bf16, at the real model's heads: one
+//! launch of the tiles gives q and writes each row's new key and value into its cache, bit for bit as the
+//! plain tiles followed by rope_kv_write do, and writes nothing else. Rows of different lengths and cache
+//! capacities; one row and two (the norm in the tiles' blocks), three and eight (its own launch first), bf16
+//! weights and int8 rows. 70 rows take the projection, then rope_kv_write.
+#![cfg(feature = "cuda")]
+
+use candle_core::quantized::{GgmlDType, QTensor};
+use candle_core::{DType, Device, Tensor};
+use deepread_engine::kernels::{InputAddresses, Kernels, StepInputs, Weight};
+use deepread_engine::lm::{SequenceCache, Sums};
+use deepread_engine::quant::Int8Matrix;
+
+const HIDDEN: usize = 1280;
+/// Heads of the real config: q, k/v, head dim.
+const HEADS: (usize, usize, usize) = (10, 10, 128);
+const EPS: f64 = 1e-6;
+
+fn random(shape: &[usize], scale: f64, device: &Device) -> Tensor {
+    (Tensor::randn(0f32, 1.0, shape, device).unwrap() * scale)
+        .unwrap()
+        .to_dtype(DType::BF16)
+        .unwrap()
+}
+
+fn values(t: &Tensor) -> Vec<f32> {
+    t.to_dtype(DType::F32)
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap()
+}
+
+/// `rows` one-layer caches, row b holding 3 + 7b positions in a buffer of its own capacity, each with room
+/// for the step's position.
+fn caches(rows: usize, device: &Device) -> Vec<SequenceCache> {
+    let (_, nkv, hd) = HEADS;
+    (0..rows)
+        .map(|b| {
+            let mut cache = SequenceCache::new(1, 16 + 5 * b);
+            let len = 3 + 7 * b;
+            let (k, v) = (
+                random(&[1, nkv, len, hd], 1.0, device),
+                random(&[1, nkv, len, hd], 1.0, device),
+            );
+            cache.layers[0].append(&k, &v).unwrap();
+            cache.reserve_one().unwrap();
+            cache
+        })
+        .collect()
+}
+
+/// Every cache's key and value buffers, whole.
+fn cache_values(caches: &[SequenceCache]) -> Vec<Vec<f32>> {
+    caches
+        .iter()
+        .flat_map(|c| {
+            let (k, v) = c.layers[0].buffers().unwrap();
+            [values(k), values(v)]
+        })
+        .collect()
+}
+
+/// Zeroes each cache's step position, so that a kernel that does not write it is seen.
+fn clear_step_positions(caches: &[SequenceCache]) {
+    for cache in caches {
+        let (k, v) = cache.layers[0].buffers().unwrap();
+        let at = cache.len();
+        for buffer in [k, v] {
+            let (_, heads, _, hd) = buffer.dims4().unwrap();
+            let zeros = Tensor::zeros((1, heads, 1, hd), DType::BF16, buffer.device()).unwrap();
+            buffer.slice_set(&zeros, 2, at).unwrap();
+        }
+    }
+}
+
+/// The step's inputs for `caches`: random angles for each row.
+fn step_inputs(kernels: &Kernels, caches: &mut [SequenceCache]) -> (StepInputs, InputAddresses) {
+    let dev = kernels.device();
+    let rows = caches.len();
+    let half = HEADS.2 / 2;
+    let angles = |seed: f32| -> Vec<f32> {
+        (0..rows * half)
+            .map(|i| (i as f32 * 0.37 + seed).sin())
+            .collect()
+    };
+    let (cos, sin) = (angles(0.1), angles(1.3));
+    let mut inputs = StepInputs::new(dev, rows, 1, HEADS.2, true).unwrap();
+    let refs: Vec<&mut SequenceCache> = caches.iter_mut().collect();
+    let bans = vec![Vec::new(); rows];
+    inputs
+        .fill(dev, &vec![0; rows], &refs, (&cos, &sin), &bans)
+        .unwrap();
+    let addresses = inputs.addresses(dev);
+    (inputs, addresses)
+}
+
+fn fused_matches_projection_then_rope(kernels: &Kernels, rows: usize, qkv: Weight<'_>) {
+    let device = Device::Cuda(kernels.device().clone());
+    let x = random(&[rows, HIDDEN], 1.0, &device);
+    let norm = (random(&[HIDDEN], 0.5, &device) + 1.0).unwrap();
+    let mut caches = caches(rows, &device);
+    let (_inputs, addresses) = step_inputs(kernels, &mut caches);
+
+    let projected = kernels
+        .norm_linear(&x, &norm, EPS, qkv, Sums::BatchInvariant)
+        .unwrap();
+    let want_q = values(
+        &kernels
+            .rope_kv_write(&projected, &addresses, 0, HEADS)
+            .unwrap(),
+    );
+    let want_caches = cache_values(&caches);
+    clear_step_positions(&caches);
+    let cleared = cache_values(&caches);
+
+    let q = kernels
+        .qkv_rope(
+            &x,
+            (&norm, EPS),
+            qkv,
+            &addresses,
+            0,
+            HEADS,
+            Sums::BatchInvariant,
+        )
+        .unwrap();
+    let got_q = values(&q);
+    let got_caches = cache_values(&caches);
+
+    assert!(got_q.iter().any(|v| v.abs() > 0.1), "q is not all zeros");
+    assert_eq!(got_q, want_q, "{rows} rows: q differs");
+    assert_ne!(
+        cleared, want_caches,
+        "{rows} rows: the step wrote no key or value"
+    );
+    for (i, (got, want)) in got_caches.iter().zip(&want_caches).enumerate() {
+        let (row, what) = (i / 2, ["keys", "values"][i % 2]);
+        assert_eq!(got, want, "{rows} rows: row {row}'s {what} differ");
+    }
+}
+
+#[test]
+fn fused_qkv_gives_q_and_the_caches_of_the_projection_then_rope() {
+    let device = deepread_engine::engine_gpu(0).expect("these tests need a CUDA GPU");
+    let kernels = Kernels::new(&device, DType::BF16)
+        .unwrap()
+        .expect("bf16 kernels on CUDA");
+    let (nh, nkv, hd) = HEADS;
+    let n = (nh + 2 * nkv) * hd;
+    let dense = random(&[n, HIDDEN], 0.05, &device);
+    let w = (Tensor::randn(0f32, 1.0, (n, HIDDEN), &Device::Cpu).unwrap() * 0.05).unwrap();
+    let q8 = QTensor::quantize(&w, GgmlDType::Q8_0).unwrap();
+    let int8 = Int8Matrix::from_q8_0(&[&q8], &device).unwrap();
+    for rows in [1, 2, 3, 8, 70] {
+        fused_matches_projection_then_rope(&kernels, rows, Weight::Dense(&dense));
+        fused_matches_projection_then_rope(&kernels, rows, Weight::Int8(&int8));
+    }
+}
