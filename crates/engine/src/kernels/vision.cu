@@ -182,7 +182,9 @@ __device__ void rel_pos_terms(const bf16* q, long long q_batch, long long q_head
     const uint4* src = reinterpret_cast<const uint4*>((by_row ? rh : rw) + (long long)line * keys * HD);
     for (int c = threadIdx.x; c < keys * HD / 8; c += blockDim.x) reinterpret_cast<uint4*>(table)[c] = src[c];
     const long long n = (long long)h * w;
-    const long long i = by_row ? (long long)line * w + k : (long long)k * w + line;
+    // The grid index of the line's query number `at`.
+    const auto query_index = [=](int at) { return by_row ? (long long)line * w + at : (long long)at * w + line; };
+    const long long i = query_index(k);
     float query[HD];
     if (live) {
         const uint4* q_i = reinterpret_cast<const uint4*>(q + b * q_batch + head * q_head + i * q_row);
@@ -204,10 +206,9 @@ __device__ void rel_pos_terms(const bf16* q, long long q_batch, long long q_head
     const int heads_here = min(per_block, heads - first_head);
     for (int e = threadIdx.x; e < heads_here * count * keys; e += blockDim.x) {
         const int r = e % keys, kk = (e / keys) % count, hh = e / (keys * count);
-        const long long ii = by_row ? (long long)line * w + kk : (long long)kk * w + line;
         const long long head_row = ((long long)b * heads + first_head + hh) * n;
         const bf16* staged = reinterpret_cast<const bf16*>(stage + (hh * count + kk) * REL_STAGE_WORDS);
-        out[(head_row + ii) * keys + r] = staged[r];
+        out[(head_row + query_index(kk)) * keys + r] = staged[r];
     }
 }
 
