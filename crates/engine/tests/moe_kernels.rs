@@ -219,6 +219,16 @@ fn int8_mlps(layer: &[Int8Matrix; 4]) -> (Mlp<'_>, Mlp<'_>) {
     )
 }
 
+/// A MoE layer's weights in bf16, ordered as int8_layer orders them.
+fn dense_layer(device: &Device) -> [Tensor; 4] {
+    [
+        bf16_weights(&[EXPERTS, 2 * INTER, HIDDEN], device),
+        bf16_weights(&[EXPERTS, HIDDEN, INTER], device),
+        bf16_weights(&[2 * SHARED_INTER, HIDDEN], device),
+        bf16_weights(&[HIDDEN, SHARED_INTER], device),
+    ]
+}
+
 /// The routed and the shared experts of a layer of dense weights (as int8_layer orders them).
 fn dense_mlps(layer: &[Tensor; 4]) -> (Mlp<'_>, Mlp<'_>) {
     let [gate_up, down, shared_gate_up, shared_down] = layer;
@@ -277,12 +287,7 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
 fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
     let device = gpu();
     let kernels = bf16_kernels(&device);
-    let dense = [
-        bf16_weights(&[EXPERTS, 2 * INTER, HIDDEN], &device),
-        bf16_weights(&[EXPERTS, HIDDEN, INTER], &device),
-        bf16_weights(&[2 * SHARED_INTER, HIDDEN], &device),
-        bf16_weights(&[HIDDEN, SHARED_INTER], &device),
-    ];
+    let dense = dense_layer(&device);
     let int8 = int8_layer(&device);
     let weights_of = [("bf16", dense_mlps(&dense)), ("int8", int8_mlps(&int8))];
     let tokens = 700;
@@ -319,12 +324,7 @@ fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
 fn the_routers_plan_groups_the_slots_as_moe_plan_does() {
     let device = gpu();
     let kernels = bf16_kernels(&device);
-    let dense = [
-        bf16_weights(&[EXPERTS, 2 * INTER, HIDDEN], &device),
-        bf16_weights(&[EXPERTS, HIDDEN, INTER], &device),
-        bf16_weights(&[2 * SHARED_INTER, HIDDEN], &device),
-        bf16_weights(&[HIDDEN, SHARED_INTER], &device),
-    ];
+    let dense = dense_layer(&device);
     let gate = Tensor::randn(0f32, 1.0, (EXPERTS, HIDDEN), &device).unwrap();
     let router = Router {
         gate: &gate,

@@ -7,7 +7,7 @@
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
-use deepread_engine::kernels::{InputAddresses, Kernels, StepInputs, Weight};
+use deepread_engine::kernels::{InputAddresses, Kernels, StepInputs, StepLayer, Weight};
 use deepread_engine::lm::{SequenceCache, Sums};
 use deepread_engine::quant::Int8Matrix;
 
@@ -96,6 +96,15 @@ fn step_inputs(kernels: &Kernels, caches: &mut [SequenceCache]) -> (StepInputs, 
     (inputs, addresses)
 }
 
+/// The test's one layer, at the real model's heads.
+fn layer_zero(inputs: &InputAddresses) -> StepLayer<'_> {
+    StepLayer {
+        inputs,
+        layer: 0,
+        heads: HEADS,
+    }
+}
+
 fn fused_matches_projection_then_rope(kernels: &Kernels, rows: usize, qkv: Weight<'_>) {
     let device = Device::Cuda(kernels.device().clone());
     let x = random(&[rows, HIDDEN], 1.0, &device);
@@ -120,9 +129,7 @@ fn fused_matches_projection_then_rope(kernels: &Kernels, rows: usize, qkv: Weigh
             &x,
             (&norm, EPS),
             qkv,
-            &addresses,
-            0,
-            HEADS,
+            layer_zero(&addresses),
             Sums::BatchInvariant,
         )
         .unwrap();

@@ -90,6 +90,15 @@ impl LinearTiles {
     }
 }
 
+/// A decode step's layer as its attention's inputs see it: the step's inputs, the layer (whose caches take the
+/// keys and values), its heads (q, k/v, head dim).
+#[derive(Clone, Copy)]
+pub struct StepLayer<'a> {
+    pub inputs: &'a InputAddresses,
+    pub layer: usize,
+    pub heads: (usize, usize, usize),
+}
+
 /// The rows a launch of the tiles takes, and their norm if the blocks apply it.
 struct TileInput<'a> {
     x: Tensor,
@@ -139,26 +148,23 @@ impl Kernels {
     /// the projection, then [`Kernels::rope_kv_write`].
     ///
     /// [`Sums::BatchInvariant`]: crate::lm::Sums::BatchInvariant
-    #[allow(clippy::too_many_arguments)]
     pub fn qkv_rope(
         &self,
         x: &Tensor,
         norm: (&Tensor, f64),
         qkv: Weight<'_>,
-        inputs: &InputAddresses,
-        layer: usize,
-        heads: (usize, usize, usize),
+        at: StepLayer<'_>,
         sums: Sums,
     ) -> Result<Tensor> {
         let fused = match sums {
-            Sums::BatchInvariant => self.qkv_rope_tiles(x, norm, qkv, inputs, layer, heads)?,
+            Sums::BatchInvariant => self.qkv_rope_tiles(x, norm, qkv, at)?,
             Sums::Fastest => None,
         };
         if let Some(q) = fused {
             return Ok(q);
         }
         let projected = self.norm_linear(x, norm.0, norm.1, qkv, sums)?;
-        self.rope_kv_write(&projected, inputs, layer, heads)
+        self.rope_kv_write(&projected, at.inputs, at.layer, at.heads)
     }
 
     fn qkv_rope_tiles(
@@ -166,9 +172,11 @@ impl Kernels {
         x: &Tensor,
         norm: (&Tensor, f64),
         qkv: Weight<'_>,
-        inputs: &InputAddresses,
-        layer: usize,
-        (nh, nkv, hd): (usize, usize, usize),
+        StepLayer {
+            inputs,
+            layer,
+            heads: (nh, nkv, hd),
+        }: StepLayer<'_>,
     ) -> Result<Option<Tensor>> {
         let Some(tiles) = &self.tiles else {
             return Ok(None);

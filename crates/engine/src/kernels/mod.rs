@@ -27,6 +27,7 @@ pub use experts::{AddNorm, Routed, Router};
 pub use flash::{flash_attention, RelPosBias, Visibility};
 pub use grouped_experts::ExpertPlan;
 pub use launch::{Kernels, Weight};
+pub use linear_tiles::StepLayer;
 pub use mlp::Mlp;
 pub use rows::{dequantize_int8, rms_norm, silu_mul};
 pub use step_inputs::{InputAddresses, StepInputs, MAX_BANS};

@@ -37,7 +37,9 @@ mod gpu {
 
     use super::Sums;
     use crate::error::{EngineError, Result};
-    use crate::kernels::{AddNorm, InputAddresses, Kernels, Mlp, Router, StepInputs, Weight};
+    use crate::kernels::{
+        AddNorm, InputAddresses, Kernels, Mlp, Router, StepInputs, StepLayer, Weight,
+    };
     use crate::layers::mlp::SwiGlu;
     use crate::layers::proj::Proj;
     use crate::lm::decoder::{DecoderLayer, FeedForward, TextModel};
@@ -235,7 +237,12 @@ mod gpu {
             let heads = layer.attn.heads();
             let (norm, eps) = (layer.input_norm.weight(), layer.input_norm.eps());
             let qkv = weight(layer.attn.qkv_proj())?;
-            let q = k.qkv_rope(x, (norm, eps), qkv, inputs, index, heads, self.sums)?;
+            let at = StepLayer {
+                inputs,
+                layer: index,
+                heads,
+            };
+            let q = k.qkv_rope(x, (norm, eps), qkv, at, self.sums)?;
             let attn = k.attention(&q, inputs, index, heads)?;
             let attn = k.linear(&attn, weight(layer.attn.o_proj())?, self.sums)?;
             let (weight, eps) = (layer.post_norm.weight(), layer.post_norm.eps());
