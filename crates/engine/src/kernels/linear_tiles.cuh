@@ -130,7 +130,7 @@ struct TilePlace {
     int pages;  // and how many
 };
 
-// `first_row(group)`: the first of the 16 weight rows a row group takes (the block's output layout says which).
+// `first_row`: the first of the 16 weight rows this warp's row group takes (the output layout's first_row).
 __device__ __forceinline__ TilePlace tile_place(int rows, int first_row) {
     TilePlace p;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
