@@ -128,9 +128,13 @@ impl GroupedExperts {
         let gemms = self.gemms(experts.is_int8(), slots, e);
         let tile = &gemms.tile;
         let stream = self.dev.cuda_stream();
+        let planned_here;
         let plan = match plan.filter(|p| p.fits(slots, e)) {
-            Some(plan) => plan.clone(),
-            None => self.plan(ids, slots, e)?,
+            Some(plan) => plan,
+            None => {
+                planned_here = self.plan(ids, slots, e)?;
+                &planned_here
+            }
         };
         let act = empty(&self.dev, (slots, inter), DType::BF16)?;
         let y = empty(&self.dev, (slots, h), DType::F32)?;
@@ -236,7 +240,6 @@ impl GroupedExperts {
 
 /// A step's slots grouped by expert for the grouped GEMMs, as moe_plan.cuh's plan_slots writes them: expert
 /// e's slots are `order[offsets[e]..offsets[e + 1]]`, in no particular order.
-#[derive(Clone)]
 pub struct ExpertPlan {
     /// (E + 1) u32.
     pub offsets: Tensor,

@@ -58,7 +58,6 @@ __device__ void claim_slots(const int* ids, int n_slots, int* counters, int* ord
     }
 }
 
-
 // Groups the slots by expert: offsets[e]..offsets[e+1] index into `order`, which lists slot ids of expert e
 // (in no particular order: each slot's output is computed on its own, so the results do not depend on it).
 // Count per expert, prefix-sum the counts, then scatter through per-expert cursors. Every thread of the block
