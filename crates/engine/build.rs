@@ -8,14 +8,16 @@ use std::process::Command;
 
 const KERNELS: [&str; 4] = ["decode", "flash_attention", "moe_prefill", "vision"];
 /// What the kernels include from each other.
-const HEADERS: [&str; 8] = [
+const HEADERS: [&str; 10] = [
     "async_copy",
     "attention",
     "common",
     "linear_tiles",
     "mma",
     "moe_decode",
+    "moe_plan",
     "norm",
+    "qkv_rope",
     "weights",
 ];
 
