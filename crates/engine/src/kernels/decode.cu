@@ -37,14 +37,7 @@ __device__ void rope_kv_write(const T* qkv, const T* cos, const T* sin, const ui
     const T* src = qkv + ((size_t)row * (nh + 2 * nkv) + head) * hd;
     const T* c = cos + (size_t)row * half;
     const T* s = sin + (size_t)row * half;
-    T* dst;
-    if (head < nh) {
-        dst = q_out + ((size_t)row * nh + head) * hd;
-    } else if (head < nh + nkv) {
-        dst = reinterpret_cast<T*>(k_cache[row]) + ((size_t)(head - nh) * cap[row] + pos[row]) * hd;
-    } else {
-        dst = reinterpret_cast<T*>(v_cache[row]) + ((size_t)(head - nh - nkv) * cap[row] + pos[row]) * hd;
-    }
+    T* dst = head_destination(head, row, q_out, k_cache, v_cache, pos, cap, nh, nkv, hd);
     for (int i = threadIdx.x; i < half; i += blockDim.x) {
         const T x1 = src[i], x2 = src[i + half];
         if (head < nh + nkv) {

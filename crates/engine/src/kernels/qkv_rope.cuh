@@ -19,6 +19,20 @@ __device__ __forceinline__ T rotate_second(T x1, T x2, T c, T s) {
     return x1 * s + x2 * c;
 }
 
+// Row b's destination of head h of a q/k/v projection: q heads (h < nh) their place in q_out (B, nh, hd), k and v
+// heads their position pos[b] in the layer's caches (k_cache[b] / v_cache[b]: (nkv, cap[b], hd)). rope_kv_write
+// and RopeOut share it.
+template <typename T>
+__device__ __forceinline__ T* head_destination(int h, int b, T* q_out, const uint64_t* k_cache,
+                                               const uint64_t* v_cache, const int* pos, const int* cap, int nh,
+                                               int nkv, int hd) {
+    if (h < nh) return q_out + ((size_t)b * nh + h) * hd;
+    const bool key = h < nh + nkv;
+    const int kv_head = key ? h - nh : h - nh - nkv;
+    T* cache = reinterpret_cast<T*>(key ? k_cache[b] : v_cache[b]);
+    return cache + ((size_t)kv_head * cap[b] + pos[b]) * hd;
+}
+
 // Where the fused projection's sums go: q heads rotated to q_out (B, nh, hd); k heads rotated and v heads as
 // they are to row b's caches (k_cache[b] / v_cache[b]: (nkv, cap[b], hd)) at pos[b]; cos/sin (B, hd/2). Block
 // x takes head x / (hd / 32) and its dims c·16 .. c·16 + 15 (c = x % (hd / 32)) of both halves: row group 0
@@ -47,14 +61,6 @@ struct RopeOut {
             prefetch_l2_block(W::row(w, first_row(group), k), (size_t)16 * W::row_bytes(k));
     }
 
-    // Row b's destination of head h: its place in q_out, or its position in the layer's cache.
-    __device__ __forceinline__ bf16* destination(int h, int b) const {
-        if (h < nh) return q_out + ((size_t)b * nh + h) * hd;
-        const bool key = h < nh + nkv;
-        const int kv_head = key ? h - nh : h - nh - nkv;
-        bf16* cache = reinterpret_cast<bf16*>(key ? k_cache[b] : v_cache[b]);
-        return cache + ((size_t)kv_head * cap[b] + pos[b]) * hd;
-    }
 
     template <int TILES>
     __device__ void store(const TilePlace& p, float acc[TILES][4], int tiles, QuarterSums& partial) const {
@@ -91,7 +97,7 @@ struct RopeOut {
                     const bf16 c = cos[(size_t)b * half + i], s = sin[(size_t)b * half + i];
                     v = p.group == 0 ? rotate_first(x1, x2, c, s) : rotate_second(x1, x2, c, s);
                 }
-                destination(h, b)[p.group * half + i] = v;
+                head_destination(h, b, q_out, k_cache, v_cache, pos, cap, nh, nkv, hd)[p.group * half + i] = v;
             }
         }
     }
