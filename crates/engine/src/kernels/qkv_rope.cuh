@@ -61,7 +61,6 @@ struct RopeOut {
             prefetch_l2_block(W::row(w, first_row(group), k), (size_t)16 * W::row_bytes(k));
     }
 
-
     template <int TILES>
     __device__ void store(const TilePlace& p, float acc[TILES][4], int tiles, QuarterSums& partial) const {
         add_quarters<TILES>(p, acc, tiles, partial);
