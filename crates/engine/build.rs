@@ -7,27 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const KERNELS: [&str; 4] = ["decode", "flash_attention", "moe_prefill", "vision"];
-/// What the kernels include from each other.
-const HEADERS: [&str; 10] = [
-    "async_copy",
-    "attention",
-    "common",
-    "linear_tiles",
-    "mma",
-    "moe_decode",
-    "moe_plan",
-    "norm",
-    "qkv_rope",
-    "weights",
-];
 
 fn main() {
     println!("cargo:rerun-if-env-changed=CUDA_COMPUTE_CAP");
     for name in KERNELS {
         println!("cargo:rerun-if-changed=src/kernels/{name}.cu");
     }
-    for name in HEADERS {
-        println!("cargo:rerun-if-changed=src/kernels/{name}.cuh");
+    // Every header in the directory rather than a list to keep in step: a header missing from such a list left
+    // the PTX stale when it alone changed.
+    for header in headers() {
+        println!("cargo:rerun-if-changed={}", header.display());
     }
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
@@ -54,4 +43,12 @@ fn compile_ptx(name: &str, cap: &str, out_dir: &Path) {
         .status()
         .expect("nvcc not found: the cuda feature needs the CUDA toolkit on PATH (`make build CUDA=1` installs it: scripts/cuda)");
     assert!(status.success(), "nvcc failed on {source}");
+}
+
+/// The kernels' headers (src/kernels/*.cuh), which the .cu files include.
+fn headers() -> Vec<PathBuf> {
+    let dir = std::fs::read_dir("src/kernels").expect("the engine's src/kernels directory");
+    dir.filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cuh"))
+        .collect()
 }
