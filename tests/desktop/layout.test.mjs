@@ -22,41 +22,69 @@ after(async () => {
   driver?.close();
 });
 
-/** The page image's rectangle and, for the first box, where it is and the 0..999 box it was drawn from. */
-const measure = `
+/** The first box's block: every measure follows that block, whatever order the boxes are drawn in. */
+const firstBlock = `return document.querySelector(".grounding-box").dataset.blockId;`;
+
+/** Where a box of `block` sits on the page image, as fractions of the image's size. */
+const onPage = (block) => `
+  const i = document.querySelector(".page-image").getBoundingClientRect();
+  const b = document.querySelector('.grounding-box[data-block-id="${block}"]').getBoundingClientRect();
+  return { left: (b.left - i.left) / i.width, top: (b.top - i.top) / i.height, width: b.width / i.width };`;
+
+/** The page image's rectangle and where `block`'s box is, once the rendering for this zoom has arrived. */
+const measure = (block) => `
   const image = document.querySelector(".page-image");
-  // Measured once the rendering for this zoom has arrived (the server renders at least the width asked).
+  // The server renders at least the width asked.
   if (!image.complete || image.naturalWidth < Math.floor(image.clientWidth * devicePixelRatio)) return null;
   const img = image.getBoundingClientRect();
-  const boxEl = document.querySelector(".grounding-box");
-  const box = boxEl.getBoundingClientRect();
+  const box = document.querySelector('.grounding-box[data-block-id="${block}"]').getBoundingClientRect();
   return { natural: image.naturalWidth, img: { left: img.left, top: img.top, width: img.width, height: img.height },
            box: { left: box.left - img.left, top: box.top - img.top, width: box.width },
-           label: document.querySelector(".zoom-label").textContent,
-           pane: document.getElementById("page-pane").getBoundingClientRect().height };`;
+           fraction: (() => {${onPage(block)}})(),
+           label: document.querySelector(".zoom-label").textContent };`;
+
+/** Samples `block`'s place on the page every frame, the sharper rendering loading or not, until stopped. */
+const followBox = (block) => `
+  window.boxTrail = [];
+  window.boxTrailOn = true;
+  const sample = () => {
+    const image = document.querySelector(".page-image");
+    const loading = !image.complete || image.naturalWidth < Math.floor(image.clientWidth * devicePixelRatio);
+    window.boxTrail.push({ loading, ...(() => {${onPage(block)}})() });
+    if (window.boxTrailOn) requestAnimationFrame(sample);
+  };
+  requestAnimationFrame(sample);`;
 
 test("+ and − step the zoom from 100% of the page's printed size, and the boxes stay on the page", async () => {
   const size = popplerPageSize(pdf, 1);
   await app.clickOn(`.zoom-controls button[data-zoom="fitWidth"]`);
-  const before = await app.waitFor("the page at fit width", measure);
+  const block = await app.run(firstBlock);
+  const before = await app.waitFor("the page at fit width", measure(block));
   // Fit width, then + twice from whatever scale that is: onto the zoom levels.
+  await app.run(followBox(block));
   await app.type("++");
-  const after1 = await app.waitFor("the zoom to change", `const m = (() => {${measure}})(); return m && m.img.width !== ${before.img.width} ? m : null;`);
+  const after1 = await app.waitFor("the zoom to change", `const m = (() => {${measure(block)}})(); return m && m.img.width !== ${before.img.width} ? m : null;`);
+  const trail = await app.run(`window.boxTrailOn = false; return window.boxTrail;`);
   const scale = Number(after1.label.replace("%", "")) / 100;
   assert.ok(Math.abs(after1.img.width - size.width * (96 / 72) * scale) < 1, `${after1.img.width} px at ${after1.label} for ${size.width} pt`);
   // The box keeps its place on the page: the same fraction of the page, whatever the zoom, to the
-  // rendered pixel (boxes land on whole pixels of the rendering, as the reference draws them).
+  // rendered pixel (boxes land on whole pixels of the rendering, as the reference draws them), and
+  // so it does in every frame while the sharper rendering loads.
   for (const m of [before, after1]) assert.ok(m.box.width > 0);
   const pixel = 1.5 / before.natural + 1.5 / after1.natural;
-  const fraction = (m, key, of) => m.box[key] / m.img[of];
-  for (const [key, of] of [["left", "width"], ["top", "height"], ["width", "width"]]) {
-    const [a, b] = [fraction(before, key, of), fraction(after1, key, of)];
-    assert.ok(Math.abs(a - b) < pixel * (of === "height" ? before.img.width / before.img.height : 1), `box ${key}: ${a} of the page at fit width, ${b} at ${after1.label}`);
+  const tolerance = { left: pixel, width: pixel, top: pixel * (before.img.width / before.img.height) };
+  const samples = [{ what: `at ${after1.label}`, ...after1.fraction }, ...trail.map((t, i) => ({ what: `in frame ${i}${t.loading ? ", loading" : ""}`, ...t }))];
+  assert.ok(trail.some((t) => t.loading), `${trail.length} frames sampled, none while the rendering loaded`);
+  for (const sample of samples) {
+    for (const key of ["left", "top", "width"]) {
+      const [a, b] = [before.fraction[key], sample[key]];
+      assert.ok(Math.abs(a - b) < tolerance[key], `box ${key}: ${a} of the page at fit width, ${b} ${sample.what}`);
+    }
   }
 
   await app.type("-");
   await app.type("-");
-  const smaller = await app.waitFor("zooming out", `const m = (() => {${measure}})(); return m && m.img.width < ${after1.img.width} ? m : null;`);
+  const smaller = await app.waitFor("zooming out", `const m = (() => {${measure(block)}})(); return m && m.img.width < ${after1.img.width} ? m : null;`);
   const smallerScale = Number(smaller.label.replace("%", "")) / 100;
   assert.ok(smallerScale < scale);
   assert.ok(Math.abs(smaller.img.width - size.width * (96 / 72) * smallerScale) < 1);
@@ -65,7 +93,7 @@ test("+ and − step the zoom from 100% of the page's printed size, and the boxe
   // Fit page may land on the zoom it was at: wait for the mode, then for the image at its size.
   const fitted = await app.waitFor(
     "the whole page in view",
-    `const m = (() => {${measure}})();
+    `const m = (() => {${measure(block)}})();
      return m && document.querySelector(".page-toolbar").dataset.zoom === "fitPage" ? m : null;`,
   );
   assert.ok(fitted.img.top >= 0 && fitted.img.top + fitted.img.height <= 900, "the whole page is on screen");

@@ -5,6 +5,7 @@ import { pageImageUrl, type DocumentInfo, type PageSize } from "./api";
 import type { BoxNorm } from "./events";
 import { describeScale, displayWidth, scaleOf, stepZoom, type Area, type Zoom } from "./layout/zoom";
 import { BoxLayer, type BoxLayerOptions } from "./overlay/box-layer";
+import type { PixelSize } from "./overlay/geometry";
 import { Legend } from "./overlay/legend";
 import { boxInView, scrollToBox } from "./reading/follow";
 import { PaneFollower } from "./reading/pane-follower";
@@ -27,6 +28,8 @@ export class PageView {
   private readonly frame: HTMLDivElement;
   private readonly layer: HTMLDivElement;
   private image: HTMLImageElement | undefined;
+  /** The pixel size of the shown page's latest decoded rendering; undefined until the first arrives. */
+  private rendered: PixelSize | undefined;
   private shown: { doc: DocumentInfo; page: number; size: PageSize } | undefined;
   private zoom: Zoom = { kind: "fitWidth" };
   /** The widest rendering asked for of the page shown: zooming out keeps it, zooming in asks again. */
@@ -76,6 +79,9 @@ export class PageView {
     this.image = image;
     this.shown = { doc, page, size };
     this.requestedPx = 0;
+    // The boxes wait for the page's first rendering: until then they would be placed for the last page's.
+    this.rendered = undefined;
+    this.layer.hidden = true;
     this.region.clear();
     this.boxes.clear();
     this.legend.refresh();
@@ -150,9 +156,14 @@ export class PageView {
   /** Boxes follow the image: its natural size is the page's pixel size, its shown width the zoom. */
   private placeBoxes(): void {
     const image = this.image;
-    if (!image || image.naturalWidth === 0) return;
-    const page = { width: image.naturalWidth, height: image.naturalHeight };
-    this.boxes.setPage(page, { zoom: image.clientWidth / image.naturalWidth, rotation: 0 });
+    if (!image) return;
+    // While a sharper rendering loads the image may have no size (WebKit drops the old one): the boxes
+    // keep the last rendering's pixels, scaled to the width shown now, until the load places them again.
+    if (image.naturalWidth > 0) this.rendered = { width: image.naturalWidth, height: image.naturalHeight };
+    const page = this.rendered;
+    if (!page) return;
+    this.boxes.setPage(page, { zoom: image.clientWidth / page.width, rotation: 0 });
+    this.layer.hidden = false;
     this.region.place();
     // The boxes moved with the zoom: the head may be out of view now.
     this.follower.look();
