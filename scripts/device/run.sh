@@ -23,7 +23,8 @@
 #   oracle16   the oracle's static batch of 16, extrapolated to the mixes the book and captured steps read (earlier
 #              in this job or in another while the machine stayed warm)
 #   prepare    deepread bench --prepare on two real PDFs, on 4 of the host's cores and on 2 (taskset)
-#   ab         the captured mix's first 200 pages with .gpu/deepread_b.xz beside .gpu/deepread.xz (an A/B of a change)
+#   ab         a mix's first pages with .gpu/deepread_b.xz beside .gpu/deepread.xz, an A/B of a change (AB_MIX, default
+#              captured; AB_PAGES, default 200; a reading capped at 16 slots beside the continuous one)
 #   together   continuous batching against reading alone, 64 pages at full size (continuous_parity), on the
 #              batch-invariant path in bf16 and in int8, and on the fastest one in bf16
 #   steps      the decode step at STEP_PAGES pages (default 1, 16, 32 and 64; random weights): .gpu/deepread.xz on
@@ -103,8 +104,8 @@ for step in "$@"; do
                  --prepare-threads "$([ $cores = 0-3 ] && echo 1,2,3,4 || echo 1,2)" 2>&1
              done; done | tee "$OUT/prepare.txt" ;;
     ab) for bin in deepread deepread_b; do echo "--- $bin"
-          RUST_LOG=deepread_engine::scheduler=debug /tmp/$bin bench --document --mix captured --document-pages 200 \
-            --grouped-pages 16 --slots 16 2>"/tmp/ab_$bin.log" | tee "$OUT/ab_$bin.txt"
+          RUST_LOG=deepread_engine::scheduler=debug /tmp/$bin bench --document --mix "${AB_MIX:-captured}" \
+            --document-pages "${AB_PAGES:-200}" --grouped-pages 16 --slots 16 2>"/tmp/ab_$bin.log" | tee "$OUT/ab_$bin.txt"
           python3 stalls.py "/tmp/ab_$bin.log" | head -9 | tee "$OUT/ab_stalls_$bin.txt"; done ;;
     together) for path in "" --int8 --fastest; do /tmp/continuous_parity 64 $path; done 2>&1 |
                 tee "$OUT/continuous_parity.txt" ;;
