@@ -1,8 +1,11 @@
 //! The routed experts' grouped GEMMs (moe_prefill.cu) on the GPU: over int8 rows they give, bit for bit, what
 //! the bf16 GEMMs give over the same weights dequantized, and both stay within bf16 rounding of the SwiGLU
-//! experts written out in f32 on the CPU; a slot gets the same sums from the narrow tiles of a decode step as
-//! from the wide tiles of a prompt; the plan a decode step's router makes groups the slots as moe_plan does.
-//! Shapes where an expert gets no slots, several row tiles, and a last column block only partly inside H.
+//! experts written out in f32 on the CPU. A decode step's experts, on the expert tiles (expert_tiles.cuh) for a
+//! few rows and on the grouped GEMMs' decode kernels for more, give a slot the same sums at every batch size,
+//! over int8 rows those of the weights dequantized, within bf16 rounding of f32; the plan a decode step's router
+//! makes groups the slots as moe_plan does. Shapes where an expert gets no slots, several row tiles, a last
+//! column block only partly inside H, and K of several 64-wide blocks for each of the decode order's four
+//! chains (moe_prefill.cu's Quarters).
 #![cfg(feature = "cuda")]
 
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -16,10 +19,11 @@ mod gap;
 
 const EXPERTS: usize = 8;
 const TOP_K: usize = 4;
-const HIDDEN: usize = 192;
-const INTER: usize = 128;
+/// 9 and 5 blocks of 64: the decode order's first chain takes 3 and 2 of them, its last 2 and 1.
+const HIDDEN: usize = 576;
+const INTER: usize = 320;
 /// Wider than the routed experts, as the model's are (1,792 against 896): gate/up's grid spans it.
-const SHARED_INTER: usize = 192;
+const SHARED_INTER: usize = 448;
 
 fn gpu() -> Device {
     deepread_engine::engine_gpu(0).expect("these tests need a CUDA GPU")
@@ -278,13 +282,14 @@ fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
     }
 }
 
-/// A step of a few tokens runs the narrow tiles (16 slots × 64 columns, a deeper pipeline), a prompt the wide
-/// ones; `Sums::BatchInvariant` needs a slot to get the same sums from either, over bf16 weights and over
-/// int8 rows, and so the shared experts beside them. Tokens 40.. read on their own, 1, 2, 5 then 16 of them
-/// (a grid of as many row tiles as slots at 1 and 2, up to several narrow row tiles for an expert at 16),
-/// against the same tokens among 700.
+/// A decode step's experts (`Sums::BatchInvariant`) run on the expert tiles up to 4 rows and on the grouped
+/// GEMMs' decode kernels past them, and `Sums::BatchInvariant` needs a slot to get the same sums whatever runs
+/// beside it: alone as among 700 tokens, over bf16 weights and over int8 rows, and so the shared experts.
+/// Tokens 40.. read on their own, 1, 2 and 4 (the expert tiles), 5 and 8 (the decode kernels, a row tile per
+/// expert), then 9 and 16 (several row tiles for an expert), against the same tokens among 700 (2,800 slots,
+/// hundreds of row tiles).
 #[test]
-fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
+fn a_decode_step_gives_a_slot_the_same_sums_at_every_batch_size() {
     let device = gpu();
     let kernels = bf16_kernels(&device);
     let dense = dense_layer(&device);
@@ -299,7 +304,7 @@ fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
         };
         let among_all = run(&x, &ids, &weights);
         let first = 40;
-        for few in [1, 2, 5, 16] {
+        for few in [1, 2, 4, 5, 8, 9, 16] {
             let part = |t: &Tensor| t.narrow(0, first, few).unwrap().contiguous().unwrap();
             let alone = run(&part(&x), &part(&ids), &part(&weights));
             assert_eq!(alone.routed.len(), few * TOP_K);
@@ -313,6 +318,38 @@ fn narrow_and_wide_tiles_give_a_slot_the_same_sums() {
                 "{name}, {few} tokens: shared experts' sums differ from the same tokens among {tokens}"
             );
         }
+    }
+}
+
+/// A decode step's experts over int8 rows give, bit for bit, what they give over the same weights dequantized
+/// (the rows become bf16 as dequantize_int8 rounds them), and both stay within bf16 rounding of the SwiGLU
+/// experts in f32 on the CPU, routed and shared: at a step of 3 tokens (the expert tiles) and of 40 (the decode
+/// kernels).
+#[test]
+fn a_decode_steps_experts_give_their_sums() {
+    let device = gpu();
+    let kernels = bf16_kernels(&device);
+    let int8 = int8_layer(&device);
+    let dense = int8.each_ref().map(|m| m.dequantize(DType::BF16).unwrap());
+    for tokens in [3, 40] {
+        let x = activations(tokens, &device);
+        let (ids, weights) = routing(tokens, &device);
+        let run = |mlps| run_experts(&kernels, mlps, &x, (&ids, &weights), Sums::BatchInvariant);
+        let (from_int8, from_dense) = (run(int8_mlps(&int8)), run(dense_mlps(&dense)));
+        assert!(
+            same_sums(&from_int8.routed, &from_dense.routed),
+            "{tokens} tokens: routed"
+        );
+        assert!(
+            same_sums(&from_int8.shared, &from_dense.shared),
+            "{tokens} tokens: shared"
+        );
+        let want = experts_in_f32(&x, &dense[0], &dense[1], &ids, &weights);
+        let gap = relative_gap(&from_dense.routed, &want);
+        assert!(gap < 2e-2, "{tokens} tokens: routed {gap} off f32");
+        let want = shared_in_f32(&x, &dense[2], &dense[3]);
+        let gap = relative_gap(&from_dense.shared, &want);
+        assert!(gap < 2e-2, "{tokens} tokens: shared {gap} off f32");
     }
 }
 

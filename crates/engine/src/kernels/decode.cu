@@ -11,6 +11,7 @@
 
 #include "attention.cuh"
 #include "common.cuh"
+#include "expert_tiles.cuh"
 #include "linear_tiles.cuh"
 #include "moe_decode.cuh"
 #include "norm.cuh"
@@ -386,3 +387,28 @@ INSTANTIATE_TILES(Int8, FewPages, linear_tiles_few_int8_bf16)
     }
 INSTANTIATE_QKV_TILES(Dense<bf16>, FewPages, qkv_rope_tiles_few_bf16)
 INSTANTIATE_QKV_TILES(Int8, FewPages, qkv_rope_tiles_few_int8_bf16)
+
+// A decode step's routed and shared experts on the same tiles (expert_tiles.cuh) for up to FEW_PAGES rows: a
+// tile of 8 slots, each warp's weights requested EXPERT_DEPTH K blocks ahead (three blocks an SM). Their sums are
+// those of moe_prefill.cu's decode kernels, which take more rows.
+#define EXPERT_DEPTH 2
+template <typename W>
+using ExpertFew = FewPages<W, EXPERT_DEPTH>;
+#define INSTANTIATE_EXPERT_TILES(W, PAGES, SLOTS, MIN_BLOCKS, NAME)                                             \
+    extern "C" __global__ void __launch_bounds__(TILE_THREADS, MIN_BLOCKS)                                      \
+        expert_gate_up_##NAME(const bf16* x, W::Experts w, W::Row shared_w, const int* offsets,                 \
+                              const int* order, bf16* act, bf16* shared_act, int k, int h, int inter,           \
+                              int shared_inter, int n_experts, int tokens) {                                    \
+        expert_gate_up_tiles<W, PAGES<W>, SLOTS>(x, w, shared_w, offsets, order, act, shared_act, k, h, inter,  \
+                                                 shared_inter, n_experts, tokens);                              \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(TILE_THREADS, MIN_BLOCKS)                                      \
+        expert_down_##NAME(const bf16* act, W::Experts w, W::Row shared_w, const int* offsets,                  \
+                           const int* order, const float* weights, float* y, const bf16* shared_act,            \
+                           float* shared_y, int h, int inter, int shared_inter, int n_experts, int tokens,      \
+                           int k) {                                                                             \
+        expert_down_tiles<W, PAGES<W>, SLOTS>(act, w, shared_w, offsets, order, weights, y, shared_act,         \
+                                              shared_y, h, inter, shared_inter, n_experts, tokens, k);          \
+    }
+INSTANTIATE_EXPERT_TILES(Dense<bf16>, ExpertFew, FEW_PAGES, 3, tiles_few_bf16)
+INSTANTIATE_EXPERT_TILES(Int8, ExpertFew, FEW_PAGES, 3, tiles_few_int8_bf16)

@@ -184,10 +184,11 @@ impl Kernels {
     /// same launches, past a very few rows, else by slot (with the shared experts in the same launch for a few
     /// rows); past them on the grouped GEMMs (or by expert where they do not fit). Shared experts not run with
     /// the routed ones go through cuBLAS. [`Sums::BatchInvariant`]: routed and shared experts together on the
-    /// tensor-core tiles at every batch size where they take the layer (bf16 activations); else on the
-    /// CUDA-core kernels, by slot or, past MAX_SLOTS_BY_SLOT, by expert, with the shared experts in columns of
-    /// their own. Each slot's sums run in the same order whatever the batch. `choice`: the experts the rows
-    /// chose, and the router's plan if it made one.
+    /// expert tiles (expert_tiles.rs) for a step of a few rows, on the grouped GEMMs' decode kernels for more
+    /// (both sum in one order), where they take the layer (bf16 activations); else on the CUDA-core kernels, by
+    /// slot or, past MAX_SLOTS_BY_SLOT, by expert, with the shared experts in columns of their own. Each slot's
+    /// sums run in the same order whatever the batch. `choice`: the experts the rows chose, and the router's plan
+    /// if it made one.
     pub fn moe_experts(
         &self,
         x: &Tensor,
@@ -204,7 +205,11 @@ impl Kernels {
         let by_slot = b * ids.dim(1)? <= MAX_SLOTS_BY_SLOT;
         let (y, fused) = match sums {
             Sums::BatchInvariant => {
-                if let Some(out) = self.with_shared_on_tensor_cores(x, routed, shared, choice)? {
+                if let Some(out) = self.experts_on_tiles(x, routed, shared, choice)? {
+                    return Ok(out);
+                }
+                let grouped = self.with_shared_on_tensor_cores(x, routed, shared, choice, sums)?;
+                if let Some(out) = grouped {
                     return Ok(out);
                 }
                 let columns = if by_slot {
@@ -217,7 +222,7 @@ impl Kernels {
             Sums::Fastest if by_slot => {
                 if b > FASTEST_TILES_PAST_ROWS {
                     if let Some(out) =
-                        self.with_shared_on_tensor_cores(x, routed, shared, choice)?
+                        self.with_shared_on_tensor_cores(x, routed, shared, choice, sums)?
                     {
                         return Ok(out);
                     }
@@ -241,14 +246,15 @@ impl Kernels {
     }
 
     /// The routed and the shared experts together on the grouped GEMMs (a slot's sums do not depend on the
-    /// slots in its tile), as [`Sums::BatchInvariant`] asks, where the tiles take the layer. None where they do
-    /// not: f32, or sizes that are not multiples of 64.
+    /// slots in its tile; for [`Sums::BatchInvariant`], they are the expert tiles'), where the tiles take the
+    /// layer. None where they do not: f32, or sizes that are not multiples of 64.
     fn with_shared_on_tensor_cores(
         &self,
         x: &Tensor,
         routed: Mlp<'_>,
         shared: Option<Mlp<'_>>,
         choice: &Routed,
+        sums: Sums,
     ) -> Result<Option<(Tensor, Option<Tensor>)>> {
         let shared_fits = match shared {
             Some(mlp) => GroupedExperts::takes_shared(mlp.inter()?),
@@ -262,7 +268,7 @@ impl Kernels {
         let chosen = (&choice.ids, &choice.weights);
         let out = self
             .grouped
-            .forward(x, routed, shared, chosen, choice.plan.as_ref())?;
+            .forward(x, routed, shared, chosen, choice.plan.as_ref(), sums)?;
         Ok(Some(out))
     }
 
@@ -276,9 +282,14 @@ impl Kernels {
     ) -> Result<Tensor> {
         let (ids, weights) = (&choice.ids, &choice.weights);
         if GroupedExperts::supports(self.dtype, x.dim(1)?, routed.inter()?, routed.experts()?) {
-            let (y, _) =
-                self.grouped
-                    .forward(x, routed, None, (ids, weights), choice.plan.as_ref())?;
+            let (y, _) = self.grouped.forward(
+                x,
+                routed,
+                None,
+                (ids, weights),
+                choice.plan.as_ref(),
+                Sums::Fastest,
+            )?;
             return Ok(y);
         }
         let (y, _) = self.experts_in_columns(x, routed, None, ids, weights, Columns::ByExpert)?;

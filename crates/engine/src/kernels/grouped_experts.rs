@@ -1,9 +1,11 @@
 //! The routed experts of a prompt or of a decode step as grouped GEMMs on tensor cores (moe_prefill.cu): the
 //! slots are grouped by expert on the GPU (`moe_plan`), then each expert's slots are multiplied by its weights
 //! in tiles of 128 slots, or of 16 where experts have a few (the same sums either way, so a slot's output does
-//! not depend on which tile served it). A layer's shared experts can ride in the same two launches, as one
-//! more expert whose slots are all the tokens. bf16 activations, weights in bf16 or int8 rows (read as int8,
-//! multiplied in bf16), hidden and expert sizes multiples of 64; elsewhere the row-per-warp kernels run.
+//! not depend on which tile served it). A decode step of [`Sums::BatchInvariant`] takes 16-slot tiles that sum
+//! K in the expert tiles' order (moe_prefill.cu's Quarters, expert_tiles.rs), at any size. A layer's shared
+//! experts can ride in the same two launches, as one more expert whose slots are all the tokens. bf16
+//! activations, weights in bf16 or int8 rows (read as int8, multiplied in bf16), hidden and expert sizes
+//! multiples of 64; elsewhere the row-per-warp kernels run.
 
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, LaunchConfig};
 use candle_core::cuda_backend::CudaDevice;
@@ -14,6 +16,7 @@ use super::dependent_launch::Launch;
 use super::experts::mixed_weights;
 use super::mlp::Mlp;
 use crate::error::Result;
+use crate::lm::Sums;
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/moe_prefill.ptx"));
 
@@ -34,7 +37,8 @@ const WIDE: Tile = Tile {
     threads: 256,
 };
 
-/// `Narrow`: 16-slot tiles and narrower blocks, for a few slots an expert (decode steps).
+/// `Narrow`: 16-slot tiles and narrower blocks, for a few slots an expert (decode steps); the decode kernels'
+/// shape too.
 const NARROW: Tile = Tile {
     slots: 16,
     gate_up_columns: 32,
@@ -65,6 +69,9 @@ pub struct GroupedExperts {
     bf16_narrow: Gemms,
     int8: Gemms,
     int8_narrow: Gemms,
+    /// Narrow tiles summing in the expert tiles' order, for [`Sums::BatchInvariant`].
+    bf16_decode: Gemms,
+    int8_decode: Gemms,
 }
 
 impl GroupedExperts {
@@ -89,6 +96,8 @@ impl GroupedExperts {
             bf16_narrow: gemms("narrow_bf16", NARROW)?,
             int8: gemms("grouped_int8", WIDE)?,
             int8_narrow: gemms("narrow_int8", NARROW)?,
+            bf16_decode: gemms("decode_bf16", NARROW)?,
+            int8_decode: gemms("decode_int8", NARROW)?,
             dev: dev.clone(),
             dependent,
         })
@@ -110,7 +119,8 @@ impl GroupedExperts {
     /// y (slots, H) in f32, weighted, for the slots `ids` (T, k) of the rows of `x` (T, H) through the stacked
     /// experts: gate_up (E, 2I, H) and down (E, H, I). With `shared` (gate_up (2I', H), down (H, I'), of the
     /// routed experts' kind), the shared experts' y (T, H) in f32 too, from the same two launches. `plan`: the
-    /// slots already grouped by expert (by the router), else moe_plan's launch groups them first.
+    /// slots already grouped by expert (by the router), else moe_plan's launch groups them first. `sums`:
+    /// [`Sums::BatchInvariant`] for a decode step whose sums must be the expert tiles'.
     pub fn forward(
         &self,
         x: &Tensor,
@@ -118,6 +128,7 @@ impl GroupedExperts {
         shared: Option<Mlp<'_>>,
         (ids, weights): (&Tensor, &Tensor),
         plan: Option<&ExpertPlan>,
+        sums: Sums,
     ) -> Result<(Tensor, Option<Tensor>)> {
         if shared.is_some_and(|s| s.is_int8() != experts.is_int8()) {
             return Err(mixed_weights());
@@ -125,7 +136,7 @@ impl GroupedExperts {
         let (t, h) = x.dims2()?;
         let (e, inter, top_k) = (experts.experts()?, experts.inter()?, ids.dim(1)?);
         let slots = t * top_k;
-        let gemms = self.gemms(experts.is_int8(), slots, e);
+        let gemms = self.gemms(experts.is_int8(), slots, e, sums);
         let tile = &gemms.tile;
         let stream = self.dev.cuda_stream();
         let planned_here;
@@ -206,7 +217,7 @@ impl GroupedExperts {
     }
 
     /// The `slots` slots of `ids` grouped by expert, by moe_plan's launch.
-    fn plan(&self, ids: &Tensor, slots: usize, experts: usize) -> Result<ExpertPlan> {
+    pub(super) fn plan(&self, ids: &Tensor, slots: usize, experts: usize) -> Result<ExpertPlan> {
         let plan = ExpertPlan::new(&self.dev, slots, experts)?;
         let (ids_p, off_p, ord_p) = (
             address(ids)?,
@@ -226,8 +237,16 @@ impl GroupedExperts {
         Ok(plan)
     }
 
-    /// The kernels for these weights and this many slots over `experts`.
-    fn gemms(&self, int8: bool, slots: usize, experts: usize) -> &Gemms {
+    /// The kernels for these weights and this many slots over `experts`: the decode kernels for
+    /// [`Sums::BatchInvariant`] at any size, else by the slots an expert has.
+    fn gemms(&self, int8: bool, slots: usize, experts: usize, sums: Sums) -> &Gemms {
+        if sums == Sums::BatchInvariant {
+            return if int8 {
+                &self.int8_decode
+            } else {
+                &self.bf16_decode
+            };
+        }
         let narrow = slots <= NARROW_SLOTS_PER_EXPERT * experts;
         match (int8, narrow) {
             (false, true) => &self.bf16_narrow,
@@ -256,7 +275,7 @@ impl ExpertPlan {
         })
     }
 
-    fn fits(&self, slots: usize, experts: usize) -> bool {
+    pub(super) fn fits(&self, slots: usize, experts: usize) -> bool {
         self.offsets.elem_count() == experts + 1 && self.order.elem_count() == slots
     }
 }
@@ -269,24 +288,24 @@ fn row_tiles(slots: usize, experts: usize, tile: &Tile) -> usize {
 }
 
 /// The shared experts' weights and the buffers their launches write: act (T, I') bf16, y (T, H) f32.
-struct SharedBuffers<'a> {
+pub(super) struct SharedBuffers<'a> {
     mlp: Mlp<'a>,
     act: Tensor,
-    y: Tensor,
+    pub(super) y: Tensor,
 }
 
 /// The shared experts' kernel arguments: addresses (0 for none) and their width.
 #[derive(Default)]
-struct SharedArgs {
-    gate_up: u64,
-    down: u64,
-    act: u64,
-    y: u64,
-    inter: i32,
+pub(super) struct SharedArgs {
+    pub(super) gate_up: u64,
+    pub(super) down: u64,
+    pub(super) act: u64,
+    pub(super) y: u64,
+    pub(super) inter: i32,
 }
 
 impl<'a> SharedBuffers<'a> {
-    fn new(dev: &CudaDevice, mlp: Mlp<'a>, tokens: usize, h: usize) -> Result<Self> {
+    pub(super) fn new(dev: &CudaDevice, mlp: Mlp<'a>, tokens: usize, h: usize) -> Result<Self> {
         Ok(Self {
             act: empty(dev, (tokens, mlp.inter()?), DType::BF16)?,
             y: empty(dev, (tokens, h), DType::F32)?,
@@ -294,7 +313,7 @@ impl<'a> SharedBuffers<'a> {
         })
     }
 
-    fn args(&self) -> Result<SharedArgs> {
+    pub(super) fn args(&self) -> Result<SharedArgs> {
         let (gate_up, down) = self.mlp.addresses()?;
         Ok(SharedArgs {
             gate_up,

@@ -10,6 +10,7 @@ use candle_core::{DType, Device, Shape, Tensor};
 use super::attention::DecodeAttention;
 use super::buffers::{address, empty};
 use super::dependent_launch::{dependent_launches, Launch};
+use super::expert_tiles::ExpertTiles;
 use super::grouped_experts::GroupedExperts;
 use super::linear_tiles::LinearTiles;
 use super::step_inputs::{InputAddresses, MAX_BANS};
@@ -116,6 +117,8 @@ pub struct Kernels {
     pub(super) grouped: GroupedExperts,
     /// The batch-invariant linear layers on tensor cores (bf16 only).
     pub(super) tiles: Option<LinearTiles>,
+    /// A decode step's experts on the same tiles (bf16 only).
+    pub(super) expert_tiles: Option<ExpertTiles>,
     pub(super) int8: Int8Kernels,
 }
 
@@ -153,6 +156,7 @@ impl Kernels {
             pick_done: dev.alloc_zeros::<u32>(MAX_PICK_ROWS)?,
             grouped: GroupedExperts::new(dev, dependent)?,
             tiles: LinearTiles::new(dev, dtype)?,
+            expert_tiles: ExpertTiles::new(dev, dtype)?,
             int8: Int8Kernels {
                 moe_gate_up_by_slot: load("moe_gate_up_by_slot_int8")?,
                 moe_down_by_slot: load("moe_down_by_slot_int8")?,

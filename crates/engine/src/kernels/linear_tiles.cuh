@@ -102,7 +102,7 @@ __device__ __forceinline__ void multiply_pairs(const Pairs16& lo, const Pairs16&
 // any is multiplied: one L2 round trip per X_AHEAD tiles rather than per tile.
 #define X_AHEAD 4
 template <typename X>
-__device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16& hi, const X* const x_rows[8],
+__device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16& hi, const X x_rows[8],
                                                int tiles, int c, float acc[8][4]) {
 #pragma unroll
     for (int nt0 = 0; nt0 < 8; nt0 += X_AHEAD) {
@@ -118,6 +118,16 @@ __device__ __forceinline__ void multiply_block(const Pairs16& lo, const Pairs16&
         }
     }
 }
+
+// A block's rows of x one after another from `x`, K apart: a plain layer's (bf16), or rows normed into shared
+// memory (float).
+template <typename X>
+struct Consecutive {
+    typedef const X* Row;
+    const X* x;
+    int k;
+    __device__ __forceinline__ Row operator()(int page) const { return x + (size_t)page * k; }
+};
 
 // The quarters' partial sums a block hands to its first quarter.
 typedef float QuarterSums[TILE_GROUPS][TILE_QUARTERS - 1][8][4][32];
@@ -214,18 +224,18 @@ struct ManyPages {
         load_pairs(hi_row, c, k, hi);
     }
 
-    // The K loop over x's rows as X (bf16 rows of x, or floats normed into shared memory: x then holds the
-    // block's rows from its first), then the quarters' sums stored.
-    template <typename X, typename Out>
-    __device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
+    // The K loop over the block's rows of x (Rows: bf16 rows, or floats normed into shared memory, or a tile's
+    // gathered slots), then the quarters' sums stored.
+    template <typename Rows, typename Out>
+    __device__ void multiply_and_store(const TilePlace& p, const Rows& x, typename W::Row lo_row, typename W::Row hi_row,
                                        QuarterSums& partial, const Out& out, int k) {
         const int tiles = (p.pages + 7) / 8;
         // Rows of x past the block's read its first: their results are dropped.
-        const X* x_rows[8];
+        typename Rows::Row x_rows[8];
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt) {
             const int page = nt * 8 + p.g;
-            x_rows[nt] = x + (size_t)(page < p.pages ? page : 0) * k;
+            x_rows[nt] = x(page < p.pages ? page : 0);
         }
         float acc[8][4];
 #pragma unroll
@@ -257,37 +267,37 @@ struct ManyPages {
 // in the same order.
 #define FEW_PAGES 8
 #define FEW_DEPTH 5
-template <typename W>
+template <typename W, int DEPTH = FEW_DEPTH>
 struct FewPages {
-    BlockWeights<W> lo[FEW_DEPTH], hi[FEW_DEPTH];
+    BlockWeights<W> lo[DEPTH], hi[DEPTH];
 
     __device__ __forceinline__ void request(typename W::Row lo_row, typename W::Row hi_row, int c, int k) {
         const int step = TILE_K * TILE_QUARTERS;
 #pragma unroll
-        for (int d = 0; d < FEW_DEPTH; ++d)
+        for (int d = 0; d < DEPTH; ++d)
             if (c + d * step < k) {
                 lo[d].fetch(lo_row, c + d * step, k);
                 hi[d].fetch(hi_row, c + d * step, k);
             }
     }
 
-    template <typename X, typename Out>
-    __device__ void multiply_and_store(const TilePlace& p, const X* x, typename W::Row lo_row, typename W::Row hi_row,
+    template <typename Rows, typename Out>
+    __device__ void multiply_and_store(const TilePlace& p, const Rows& x, typename W::Row lo_row, typename W::Row hi_row,
                                        QuarterSums& partial, const Out& out, int k) {
-        const X* x_row = x + (size_t)(p.g < p.pages ? p.g : 0) * k;
+        const typename Rows::Row x_row = x(p.g < p.pages ? p.g : 0);
         const int step = TILE_K * TILE_QUARTERS, first = p.quarter * TILE_K + 16 * p.t;
-        Pairs16 xv[FEW_DEPTH];
+        Pairs16 xv[DEPTH];
 #pragma unroll
-        for (int d = 0; d < FEW_DEPTH; ++d)
+        for (int d = 0; d < DEPTH; ++d)
             if (first + d * step < k) load_pairs(x_row, first + d * step, k, xv[d]);
         float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
-        for (int c = first; c < k; c += FEW_DEPTH * step) {
+        for (int c = first; c < k; c += DEPTH * step) {
 #pragma unroll
-            for (int d = 0; d < FEW_DEPTH; ++d) {
+            for (int d = 0; d < DEPTH; ++d) {
                 const int at = c + d * step;
                 if (at >= k) break;
                 multiply_pairs(lo[d].pairs(), hi[d].pairs(), xv[d], acc[0]);
-                const int next = at + FEW_DEPTH * step;
+                const int next = at + DEPTH * step;
                 if (next < k) {
                     lo[d].fetch(lo_row, next, k);
                     hi[d].fetch(hi_row, next, k);
@@ -323,11 +333,11 @@ __device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typen
     follow_previous_kernel();
     const bf16* block_x = x + (size_t)p.page0 * k;
     if (!norm_w) {
-        pages.multiply_and_store(p, block_x, lo_row, hi_row, partial, out, k);
+        pages.multiply_and_store(p, Consecutive<bf16>{block_x, k}, lo_row, hi_row, partial, out, k);
         return;
     }
     for (int b = 0; b < p.pages; ++b)
         normed_row(block_x, (const bf16*)nullptr, norm_w, (bf16*)nullptr, (bf16*)nullptr, normed + (size_t)b * k, b,
                    k, eps);
-    pages.multiply_and_store(p, (const float*)normed, lo_row, hi_row, partial, out, k);
+    pages.multiply_and_store(p, Consecutive<float>{normed, k}, lo_row, hi_row, partial, out, k);
 }

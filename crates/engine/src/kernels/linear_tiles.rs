@@ -35,13 +35,13 @@ const NORMED_IN_BLOCKS_MAX_ROWS: usize = 2;
 const NORMED_BYTES: usize = 20 * 1024;
 
 /// One kernel's builds over bf16 weights and over int8 rows.
-struct Builds {
+pub(super) struct Builds {
     dense: CudaFunction,
     int8: CudaFunction,
 }
 
 impl Builds {
-    fn load(dev: &CudaDevice, name: &str) -> Result<Self> {
+    pub(super) fn load(dev: &CudaDevice, name: &str) -> Result<Self> {
         let load = |infix: &str| -> Result<CudaFunction> {
             Ok(dev
                 .get_or_load_custom_func(&format!("{name}{infix}bf16"), "deepread_decode", PTX)?
@@ -54,9 +54,14 @@ impl Builds {
     }
 
     fn of(&self, layer: Weight<'_>) -> &CudaFunction {
-        match layer {
-            Weight::Dense(_) => &self.dense,
-            Weight::Int8(_) => &self.int8,
+        self.pick(matches!(layer, Weight::Int8(_)))
+    }
+
+    pub(super) fn pick(&self, int8: bool) -> &CudaFunction {
+        if int8 {
+            &self.int8
+        } else {
+            &self.dense
         }
     }
 }

@@ -13,6 +13,7 @@
 mod attention;
 mod buffers;
 mod dependent_launch;
+mod expert_tiles;
 mod experts;
 mod flash;
 mod grouped_experts;

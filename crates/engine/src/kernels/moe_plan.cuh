@@ -80,3 +80,47 @@ __device__ void plan_slots(const int* ids, int n_slots, int n_experts, int* offs
     __syncthreads();
     claim_slots(ids, n_slots, cursor, order);
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Which slots a block serves
+
+// Row tile `tile` of the flattened list: experts in index order, ceil(count / BM) tiles each. Its slots are
+// order[first .. first + rows); rows = 0 past the last tile.
+struct RowTile {
+    int expert;
+    int first;
+    int rows;
+};
+
+// Every warp works the tile out for itself (a warp-wide scan of the tile counts), so no shared memory or
+// barrier is needed; offsets is tiny and cached.
+template <int BM>
+__device__ RowTile locate_row_tile(const int* offsets, int n_experts, int tile) {
+    const int lane = threadIdx.x & 31;
+    int before = 0;  // tiles of the experts already scanned
+    for (int e0 = 0; e0 < n_experts; e0 += 32) {
+        const int e = e0 + lane;
+        const int start = e < n_experts ? offsets[e] : 0;
+        const int count = e < n_experts ? offsets[e + 1] - start : 0;
+        const int tiles = (count + BM - 1) / BM;
+        const int inclusive = warp_inclusive_scan(tiles);
+        const int first_tile = before + inclusive - tiles;
+        const unsigned hit = __ballot_sync(FULL_MASK, tile >= first_tile && tile < first_tile + tiles);
+        if (hit) {
+            const int src = __ffs(hit) - 1;
+            const int t = tile - __shfl_sync(FULL_MASK, first_tile, src);
+            const int expert_start = __shfl_sync(FULL_MASK, start, src);
+            const int expert_count = __shfl_sync(FULL_MASK, count, src);
+            return {e0 + src, expert_start + t * BM, min(BM, expert_count - t * BM)};
+        }
+        before += __shfl_sync(FULL_MASK, inclusive, 31);
+    }
+    return {0, 0, 0};
+}
+
+// The routed experts' row tiles of BM slots a launch provides for: at most ceil(slots / BM) + E (each expert's
+// slots in tiles), and at most one a slot; grouped_experts.rs's `row_tiles` counts them alike.
+template <int BM>
+__device__ __forceinline__ int routed_tiles(int n_slots, int n_experts) {
+    return min((n_slots + BM - 1) / BM + n_experts, n_slots);
+}

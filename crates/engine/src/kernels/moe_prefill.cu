@@ -28,8 +28,8 @@
 
 // A block's tile: BM slots × BN output columns, BK of the reduction per pipeline stage, STAGES stages. Each warp
 // takes 32 output columns (gate/up's SwiGLU needs a warp's 16 gate columns and their 16 up columns together),
-// and half of the slots where there are 64 or more. Every output is one chain of m16n8k16 mma over K in order,
-// from the same ldmatrix fragments, whatever the shape: the shapes give the same sums, bit for bit.
+// and half of the slots where there are 64 or more. How K is summed is the order's (InOrder, Quarters below),
+// not the shape's: in either order, the shapes give the same sums, bit for bit.
 template <int BM_, int BN_, int BK_, int STAGES_>
 struct TileShape {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_;
@@ -84,40 +84,6 @@ moe_plan(const int* ids, int n_slots, int n_experts, int* offsets /*E+1*/, int* 
 // ---------------------------------------------------------------------------------------------------------
 // Which slots a block serves
 
-// Row tile `tile` of the flattened list: experts in index order, ceil(count / BM) tiles each. Its slots are
-// order[first .. first + rows); rows = 0 past the last tile.
-struct RowTile {
-    int expert;
-    int first;
-    int rows;
-};
-
-// Every warp works the tile out for itself (a warp-wide scan of the tile counts), so no shared memory or
-// barrier is needed; offsets is tiny and cached.
-template <int BM>
-__device__ RowTile locate_row_tile(const int* offsets, int n_experts, int tile) {
-    const int lane = threadIdx.x & 31;
-    int before = 0;  // tiles of the experts already scanned
-    for (int e0 = 0; e0 < n_experts; e0 += 32) {
-        const int e = e0 + lane;
-        const int start = e < n_experts ? offsets[e] : 0;
-        const int count = e < n_experts ? offsets[e + 1] - start : 0;
-        const int tiles = (count + BM - 1) / BM;
-        const int inclusive = warp_inclusive_scan(tiles);
-        const int first_tile = before + inclusive - tiles;
-        const unsigned hit = __ballot_sync(FULL_MASK, tile >= first_tile && tile < first_tile + tiles);
-        if (hit) {
-            const int src = __ffs(hit) - 1;
-            const int t = tile - __shfl_sync(FULL_MASK, first_tile, src);
-            const int expert_start = __shfl_sync(FULL_MASK, start, src);
-            const int expert_count = __shfl_sync(FULL_MASK, count, src);
-            return {e0 + src, expert_start + t * BM, min(BM, expert_count - t * BM)};
-        }
-        before += __shfl_sync(FULL_MASK, inclusive, 31);
-    }
-    return {0, 0, 0};
-}
-
 // A layer's shared experts, run beside the routed ones as one more expert whose slots are the tokens (k = 1,
 // weight 1), in the row tiles after the routed experts' (whose count is bounded by ceil(slots / BM) + E). As
 // each kernel of the pair sees them: w its matrix, gate_up (2·inter, H) or down (H, inter), null where the
@@ -139,10 +105,10 @@ struct SharedExpert {
 template <int BM, typename W>
 __device__ RowTile locate_tile(const int* offsets, int n_experts, int tokens, int k,
                                const SharedExpert<W>& shared) {
-    const int routed_tiles = min((tokens * k + BM - 1) / BM + n_experts, tokens * k);
+    const int routed = routed_tiles<BM>(tokens * k, n_experts);
     const int tile = blockIdx.y;
-    if (tile < routed_tiles) return locate_row_tile<BM>(offsets, n_experts, tile);
-    const int first = (tile - routed_tiles) * BM;
+    if (tile < routed) return locate_row_tile<BM>(offsets, n_experts, tile);
+    const int first = (tile - routed) * BM;
     if (shared.w == nullptr || first >= tokens) return {0, 0, 0};
     return {SHARED_EXPERT, first, min(BM, tokens - first)};
 }
@@ -243,11 +209,92 @@ __device__ __forceinline__ void clear(float acc[S::M_TILES][4][4]) {
             for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.0f;
 }
 
-// acc = A · Bᵀ for the block's BM×BN tile, K a multiple of BK. a_row / b_row: this thread's copy rows (see
-// copy_row) of A and B, each a pointer to the row's first element. Warp w holds rows (w / WARPS_N)·WARP_ROWS +
-// [0, WARP_ROWS) and columns (w % WARPS_N)·32 + [0, 32) in acc[mt][nt][]: m16n8 accumulator pieces (mma's C
-// layout).
+__device__ __forceinline__ void lds_128(uint32_t w[4], uint32_t addr) {
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "r"(addr));
+}
+
+// A lane's 16 consecutive K of a stage's tile row (elements 16t .. 16t + 15 of its 64), as 8 bf16 pairs in K
+// order: two 16-byte reads. With stage_offset's swizzle, the 8 rows g of a lane group t hit 8 different chunks,
+// so a warp's read takes the four wavefronts its 512 bytes need.
 template <typename S>
+__device__ __forceinline__ void lane_pairs(uint32_t tile, int row, int t, uint32_t w[8]) {
+    lds_128(w, tile + 2 * stage_offset<S>(row, 2 * t));
+    lds_128(w + 4, tile + 2 * stage_offset<S>(row, 2 * t + 1));
+}
+
+// The orders in which a tile sums K. Each output is one or more chains of m16n8k16 mma, then the chains added.
+//
+// InOrder: one chain over K in order, fragments from ldmatrix (prompts, and Sums::Fastest's decode steps).
+struct InOrder {
+    static constexpr int CHAINS = 1;
+    template <typename S>
+    static __device__ __forceinline__ void multiply(uint32_t a, uint32_t b, int warp_m, int warp_n,
+                                                    float acc[S::M_TILES][4][4]) {
+        multiply_stage<S>(a, b, warp_m, warp_n, acc);
+    }
+};
+
+// Quarters: the expert tiles' order (expert_tiles.cuh, on linear_tiles.cuh), so that a decode step's experts
+// give the same sums on either kernel, whatever its batch size. The 64-wide K blocks q, q + 4, q + 8, … form
+// chain q < 4, and the four chains are added in order; inside a block, lane group t's fragments of mma step s
+// take K positions 16t + 4s + i (i < 4: pair 2s, then pair 2s + 1 of lane_pairs), a permutation of the block
+// that A and B share, so each product is still one of x's values times its weight. A stage is one K block.
+struct Quarters {
+    static constexpr int CHAINS = 4;
+    template <typename S>
+    static __device__ __forceinline__ void multiply(uint32_t a_base, uint32_t b_base, int warp_m, int warp_n,
+                                                    float acc[S::M_TILES][4][4]) {
+        static_assert(S::BK == 64, "a stage is one 64-wide K block");
+        const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+        // A's rows g and g + 8 of each m16 piece, for all four steps.
+        uint32_t a[S::M_TILES][2][8];
+#pragma unroll
+        for (int mt = 0; mt < S::M_TILES; ++mt)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+                lane_pairs<S>(a_base, warp_m * S::WARP_ROWS + mt * 16 + half * 8 + g, t, a[mt][half]);
+        // B's row g of the warp's nt-th 8 columns: its column g of the step's 16×8 fragment. All four first, so
+        // that consecutive mma go to different accumulators (one accumulator's four steps depend on each other).
+        uint32_t b[4][8];
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) lane_pairs<S>(b_base, warp_n * 32 + nt * 8 + g, t, b[nt]);
+#pragma unroll
+        for (int s = 0; s < 4; ++s)
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+                const uint32_t bs[2] = {b[nt][2 * s], b[nt][2 * s + 1]};
+#pragma unroll
+                for (int mt = 0; mt < S::M_TILES; ++mt) {
+                    const uint32_t as[4] = {a[mt][0][2 * s], a[mt][1][2 * s], a[mt][0][2 * s + 1], a[mt][1][2 * s + 1]};
+                    mma_bf16_16x8x16(acc[mt][nt], as, bs);
+                }
+            }
+    }
+};
+
+// acc = the chains added in order: ((c0 + c1) + c2) + c3.
+template <typename S, typename O>
+__device__ __forceinline__ void join_chains(float chains[O::CHAINS][S::M_TILES][4][4], float acc[S::M_TILES][4][4]) {
+#pragma unroll
+    for (int mt = 0; mt < S::M_TILES; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                float sum = chains[0][mt][nt][q];
+#pragma unroll
+                for (int c = 1; c < O::CHAINS; ++c) sum += chains[c][mt][nt][q];
+                acc[mt][nt][q] = sum;
+            }
+}
+
+// acc = A · Bᵀ for the block's BM×BN tile, K a multiple of BK, summed in order O. a_row / b_row: this thread's
+// copy rows (see copy_row) of A and B, each a pointer to the row's first element. Warp w holds rows (w /
+// WARPS_N)·WARP_ROWS + [0, WARP_ROWS) and columns (w % WARPS_N)·32 + [0, 32) in acc[mt][nt][]: m16n8
+// accumulator pieces (mma's C layout).
+template <typename S, typename O>
 __device__ void multiply_tile(const bf16* const a_row[S::A_COPIES], const bf16* const b_row[S::B_COPIES], int K,
                               float acc[S::M_TILES][4][4]) {
     __shared__ __align__(128) bf16 stages[S::STAGES][S::STAGE_ELEMS];
@@ -255,27 +302,35 @@ __device__ void multiply_tile(const bf16* const a_row[S::A_COPIES], const bf16* 
     const int warp_m = warp / S::WARPS_N, warp_n = warp % S::WARPS_N;
     const uint32_t base = smem_address(stages);
     const int ktiles = K / S::BK;
-
-    clear<S>(acc);
+    float chains[O::CHAINS][S::M_TILES][4][4];
+#pragma unroll
+    for (int c = 0; c < O::CHAINS; ++c) clear<S>(chains[c]);
 
     // Fill all stages but one; then each step waits for its stage, refills the one freed by the previous step
     // (the barrier says every warp is done with it) and multiplies. A group is committed every step, empty or
-    // not, so wait_group's count stays right at the tail.
+    // not, so wait_group's count stays right at the tail. Stage kt goes to chain kt % CHAINS, unrolled so that
+    // the chains stay in registers.
 #pragma unroll
     for (int s = 0; s < S::STAGES - 1; ++s) {
         if (s < ktiles) copy_stage<S>(base + s * S::STAGE_BYTES, a_row, b_row, s);
         cp_async_commit();
     }
-    for (int kt = 0; kt < ktiles; ++kt) {
-        cp_async_wait<S::STAGES - 2>();
-        __syncthreads();
-        const int next = kt + S::STAGES - 1;
-        if (next < ktiles) copy_stage<S>(base + (next % S::STAGES) * S::STAGE_BYTES, a_row, b_row, next);
-        cp_async_commit();
-        const uint32_t stage = base + (kt % S::STAGES) * S::STAGE_BYTES;
-        multiply_stage<S>(stage, stage + S::B_BYTES_AT, warp_m, warp_n, acc);
+    for (int kt0 = 0; kt0 < ktiles; kt0 += O::CHAINS) {
+#pragma unroll
+        for (int c = 0; c < O::CHAINS; ++c) {
+            const int kt = kt0 + c;
+            if (kt >= ktiles) break;
+            cp_async_wait<S::STAGES - 2>();
+            __syncthreads();
+            const int next = kt + S::STAGES - 1;
+            if (next < ktiles) copy_stage<S>(base + (next % S::STAGES) * S::STAGE_BYTES, a_row, b_row, next);
+            cp_async_commit();
+            const uint32_t stage = base + (kt % S::STAGES) * S::STAGE_BYTES;
+            O::template multiply<S>(stage, stage + S::B_BYTES_AT, warp_m, warp_n, chains[c]);
+        }
     }
     cp_async_wait<0>();
+    join_chains<S, O>(chains, acc);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -341,7 +396,7 @@ __device__ __forceinline__ void convert_stage(const uint8_t* stage, bf16* b_tile
 }
 
 // multiply_tile with B as int8 rows: b_row[i] is the start of this thread's row Int8Stage<S>::row(i).
-template <typename S>
+template <typename S, typename O>
 __device__ void multiply_tile_int8(const bf16* const a_row[S::A_COPIES],
                                    const uint8_t* const b_row[Int8Stage<S>::PIECES], int K,
                                    float acc[S::M_TILES][4][4]) {
@@ -352,7 +407,9 @@ __device__ void multiply_tile_int8(const bf16* const a_row[S::A_COPIES],
     const int warp_m = warp / S::WARPS_N, warp_n = warp % S::WARPS_N;
     const uint32_t base = smem_address(stages), b_base = smem_address(b_tile);
     const int ktiles = K / S::BK;
-    clear<S>(acc);
+    float chains[O::CHAINS][S::M_TILES][4][4];
+#pragma unroll
+    for (int c = 0; c < O::CHAINS; ++c) clear<S>(chains[c]);
 
 #pragma unroll
     for (int s = 0; s < S::STAGES - 1; ++s) {
@@ -362,22 +419,28 @@ __device__ void multiply_tile_int8(const bf16* const a_row[S::A_COPIES],
     float d[Q::PIECES];
 #pragma unroll
     for (int i = 0; i < Q::PIECES; ++i) d[i] = Q::scale(b_row[i], K, 0);
-    for (int kt = 0; kt < ktiles; ++kt) {
-        cp_async_wait<S::STAGES - 2>();
-        // Every warp is done with the previous step: its ring stage and the B tile may be written.
-        __syncthreads();
-        const int next = kt + S::STAGES - 1;
-        if (next < ktiles) copy_stage_int8<S>(base + (next % S::STAGES) * Q::BYTES, a_row, b_row, next);
-        cp_async_commit();
-        const int slot = kt % S::STAGES;
-        convert_stage<S>(stages[slot], b_tile, d);
-        if (kt + 1 < ktiles)
+    for (int kt0 = 0; kt0 < ktiles; kt0 += O::CHAINS) {
 #pragma unroll
-            for (int i = 0; i < Q::PIECES; ++i) d[i] = Q::scale(b_row[i], K, kt + 1);
-        __syncthreads();
-        multiply_stage<S>(base + slot * Q::BYTES, b_base, warp_m, warp_n, acc);
+        for (int c = 0; c < O::CHAINS; ++c) {
+            const int kt = kt0 + c;
+            if (kt >= ktiles) break;
+            cp_async_wait<S::STAGES - 2>();
+            // Every warp is done with the previous step: its ring stage and the B tile may be written.
+            __syncthreads();
+            const int next = kt + S::STAGES - 1;
+            if (next < ktiles) copy_stage_int8<S>(base + (next % S::STAGES) * Q::BYTES, a_row, b_row, next);
+            cp_async_commit();
+            const int slot = kt % S::STAGES;
+            convert_stage<S>(stages[slot], b_tile, d);
+            if (kt + 1 < ktiles)
+#pragma unroll
+                for (int i = 0; i < Q::PIECES; ++i) d[i] = Q::scale(b_row[i], K, kt + 1);
+            __syncthreads();
+            O::template multiply<S>(base + slot * Q::BYTES, b_base, warp_m, warp_n, chains[c]);
+        }
     }
     cp_async_wait<0>();
+    join_chains<S, O>(chains, acc);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -393,23 +456,23 @@ __device__ __forceinline__ int gate_up_weight_row(int r, int j0, int inter) {
 
 // acc over the block's BN B rows: weight_row(r) is the row of w (all experts' rows in one) behind tile row r,
 // K the rows' length. bf16 rows, or int8 rows (multiply_tile_int8).
-template <typename S, typename WeightRow>
+template <typename S, typename O, typename WeightRow>
 __device__ __forceinline__ void multiply_weights(const bf16* const a_row[S::A_COPIES], const bf16* w,
                                                  WeightRow weight_row, int K, float acc[S::M_TILES][4][4]) {
     const bf16* b_row[S::B_COPIES];
 #pragma unroll
     for (int i = 0; i < S::B_COPIES; ++i) b_row[i] = w + weight_row(copy_row<S>(i)) * K;
-    multiply_tile<S>(a_row, b_row, K, acc);
+    multiply_tile<S, O>(a_row, b_row, K, acc);
 }
 
-template <typename S, typename WeightRow>
+template <typename S, typename O, typename WeightRow>
 __device__ __forceinline__ void multiply_weights(const bf16* const a_row[S::A_COPIES], const uint8_t* w,
                                                  WeightRow weight_row, int K, float acc[S::M_TILES][4][4]) {
     using Q = Int8Stage<S>;
     const uint8_t* b_row[Q::PIECES];
 #pragma unroll
     for (int i = 0; i < Q::PIECES; ++i) b_row[i] = w + weight_row(Q::row(i)) * Int8::row_bytes(K);
-    multiply_tile_int8<S>(a_row, b_row, K, acc);
+    multiply_tile_int8<S, O>(a_row, b_row, K, acc);
 }
 
 // Where a thread's accumulators sit in the block's tile.
@@ -427,7 +490,7 @@ struct WarpPlace {
 // act. x (T, H), w (E, 2I, H) bf16 or int8 rows, act (T·k, I) bf16. Launch: see the top of the file; no
 // dynamic shared memory. Block (x, y) computes act columns (BN / 2)·x + [0, BN / 2) of row tile y (see
 // locate_tile); the grid's x spans the wider of I and the shared expert's.
-template <typename S, typename W>
+template <typename S, typename O, typename W>
 __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act,
                                     int k, int h, int inter, int n_experts, int tokens, SharedExpert<W> shared) {
     const RowTile tile = locate_tile<S::BM>(offsets, n_experts, tokens, k, shared);
@@ -444,7 +507,7 @@ __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offset
     for (int i = 0; i < S::A_COPIES; ++i)
         a_row[i] = x + (size_t)(tile_slot(tile, order, min(copy_row<S>(i), tile.rows - 1)) / k) * h;
     float acc[S::M_TILES][4][4];
-    multiply_weights<S>(
+    multiply_weights<S, O>(
         a_row, w, [=](int r) { return expert_row + gate_up_weight_row(r, j0, inter); }, h, acc);
 
     // acc[mt][0..1] are gate columns, acc[mt][2..3] the up columns of the same j.
@@ -473,7 +536,7 @@ __device__ void moe_gate_up_grouped(const bf16* x, const W* w, const int* offset
 // shared expert's, if any, unweighted into its own y. act (T·k, I) bf16, w (E, H, I) bf16 or int8 rows,
 // weights (T·k) f32, y (T·k, H) f32. Launch: see the top of the file; no dynamic shared memory. Block (x, y)
 // computes y columns BN·x + [0, BN) of row tile y.
-template <typename S, typename W>
+template <typename S, typename O, typename W>
 __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets, const int* order,
                                  const float* weights, float* y, int h, int inter, int n_experts, int tokens, int k,
                                  SharedExpert<W> shared) {
@@ -490,7 +553,7 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
     for (int i = 0; i < S::A_COPIES; ++i)
         a_row[i] = act + (size_t)tile_slot(tile, order, min(copy_row<S>(i), tile.rows - 1)) * inter;
     float acc[S::M_TILES][4][4];
-    multiply_weights<S>(
+    multiply_weights<S, O>(
         a_row, w, [=](int r) { return expert_row + min(n0 + r, h - 1); }, inter, acc);
 
     const WarpPlace<S> at;
@@ -514,16 +577,17 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
         }
 }
 
-// The kernels: Wide and Narrow tiles, each over bf16 weights and over int8 rows (see moe_gate_up_grouped and
-// moe_down_grouped). MIN_BLOCKS: blocks per SM the registers must allow.
-#define INSTANTIATE(S, MIN_BLOCKS, W, NAME)                                                                     \
+// The kernels: Wide and Narrow tiles summing in order, and Narrow tiles summing in quarters for a decode step
+// (_decode_), each over bf16 weights and over int8 rows (see moe_gate_up_grouped and moe_down_grouped).
+// MIN_BLOCKS: blocks per SM the registers must allow (the decode kernels: at 5 for int8, ptxas spills).
+#define INSTANTIATE(S, O, MIN_BLOCKS, W, NAME)                                                                  \
     extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                        \
         moe_gate_up_##NAME(const bf16* x, const W* w, const int* offsets, const int* order, bf16* act, int k,   \
                            int h, int inter, int n_experts, int tokens, const W* shared_gate_up,                \
                            bf16* shared_act, int shared_inter) {                                                \
         follow_previous_kernel();                                                                               \
         const SharedExpert<W> shared = {shared_gate_up, shared_act, nullptr, shared_inter};                     \
-        moe_gate_up_grouped<S, W>(x, w, offsets, order, act, k, h, inter, n_experts, tokens, shared);           \
+        moe_gate_up_grouped<S, O, W>(x, w, offsets, order, act, k, h, inter, n_experts, tokens, shared);        \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(S::THREADS, MIN_BLOCKS)                                        \
         moe_down_##NAME(const bf16* act, const W* w, const int* offsets, const int* order, const float* weights,  \
@@ -531,10 +595,12 @@ __device__ void moe_down_grouped(const bf16* act, const W* w, const int* offsets
                         bf16* shared_act, float* shared_y, int shared_inter) {                                  \
         follow_previous_kernel();                                                                               \
         const SharedExpert<W> shared = {shared_down, shared_act, shared_y, shared_inter};                       \
-        moe_down_grouped<S, W>(act, w, offsets, order, weights, y, h, inter, n_experts, tokens, k, shared);     \
+        moe_down_grouped<S, O, W>(act, w, offsets, order, weights, y, h, inter, n_experts, tokens, k, shared);  \
     }
 
-INSTANTIATE(Wide, 2, bf16, grouped_bf16)
-INSTANTIATE(Wide, 2, uint8_t, grouped_int8)
-INSTANTIATE(Narrow, 8, bf16, narrow_bf16)
-INSTANTIATE(Narrow, 8, uint8_t, narrow_int8)
+INSTANTIATE(Wide, InOrder, 2, bf16, grouped_bf16)
+INSTANTIATE(Wide, InOrder, 2, uint8_t, grouped_int8)
+INSTANTIATE(Narrow, InOrder, 8, bf16, narrow_bf16)
+INSTANTIATE(Narrow, InOrder, 8, uint8_t, narrow_int8)
+INSTANTIATE(Narrow, Quarters, 5, bf16, decode_bf16)
+INSTANTIATE(Narrow, Quarters, 4, uint8_t, decode_int8)

@@ -21,8 +21,8 @@ pub enum Sums {
     /// more. A row's last bits, and so a near-tie, can change with the rows beside it.
     Fastest,
     /// Every output summed in the same order whatever the batch size (the row kernels, and in bf16 the linear
-    /// layers' tensor-core tiles, at every batch size), so a row's result does not depend on the rows beside
-    /// it. Slower past a few rows.
+    /// layers' tensor-core tiles at every batch size and the experts' tiles, which sum alike for a few rows and
+    /// for many), so a row's result does not depend on the rows beside it. Slower past a few rows.
     BatchInvariant,
 }
 
