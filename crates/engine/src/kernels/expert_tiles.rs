@@ -1,9 +1,10 @@
 //! A decode step's routed and shared experts on the linear tiles (expert_tiles.cuh), for
-//! [`Sums::BatchInvariant`] in bf16 up to TILES_MAX_ROWS rows: each block reads 32 rows of one expert's weights
-//! straight into registers, a quarter of K a warp, for a tile of up to 8 of its slots, so a step of a page
-//! streams the experts it chose as the linear layers stream theirs. A slot's sums are those of the grouped
-//! GEMMs' decode kernels (moe_prefill.cu's Quarters order), which take the steps of more rows, so they are the
-//! same whatever the slots beside it. The routed and shared experts run in the same two launches.
+//! [`Sums::BatchInvariant`] with bf16 activations (bf16 or int8 weights) up to TILES_MAX_ROWS rows: each
+//! block reads 32 rows of one expert's weights straight into registers, a quarter of K a warp, for a tile of
+//! up to 8 of its slots, so a step of a page streams the experts it chose as the linear layers stream theirs.
+//! A slot's sums are those of the grouped GEMMs' decode kernels (moe_prefill.cu's Quarters order), which take
+//! the steps of more rows, so they are the same whatever the slots beside it. The routed and shared experts
+//! run in the same two launches.
 //!
 //! [`Sums::BatchInvariant`]: crate::lm::Sums::BatchInvariant
 
@@ -50,12 +51,6 @@ impl ExpertTiles {
     }
 }
 
-/// The routed experts' row tiles a launch provides for: each expert's slots in tiles of `tile`, so at most
-/// ceil(slots / tile) + E, and at most one a slot (moe_plan.cuh's `routed_tiles`); the rest exit at once.
-fn routed_tiles(slots: usize, experts: usize, tile: usize) -> usize {
-    (slots.div_ceil(tile) + experts).min(slots)
-}
-
 impl Kernels {
     /// The routed experts (and the shared ones, if given) of a decode step on the expert tiles: y (B·k, H) f32,
     /// weighted, and the shared experts' (B, H) f32. None where the tiles do not take the step (more than
@@ -71,22 +66,14 @@ impl Kernels {
         let Some(tiles) = &self.expert_tiles else {
             return Ok(None);
         };
-        let (t, h) = x.dims2()?;
-        if t > TILES_MAX_ROWS {
-            return Ok(None);
-        }
-        let (e, inter, top_k) = (routed.experts()?, routed.inter()?, choice.ids.dim(1)?);
-        let shared_fits = match shared {
-            Some(mlp) => mlp.inter()?.is_multiple_of(K_BLOCK),
-            None => true,
-        };
-        // The grouped GEMMs' bounds: bf16 activations, sizes multiples of 64 (K_BLOCK).
-        if !(shared_fits && GroupedExperts::supports(self.dtype, h, inter, e)) {
+        if !self.tiles_take_step(x, routed, shared)? {
             return Ok(None);
         }
         if shared.is_some_and(|s| s.is_int8() != routed.is_int8()) {
             return Err(mixed_weights());
         }
+        let (t, h) = x.dims2()?;
+        let (e, inter, top_k) = (routed.experts()?, routed.inter()?, choice.ids.dim(1)?);
         let slots = t * top_k;
         let planned_here;
         let plan = match choice.plan.as_ref().filter(|p| p.fits(slots, e)) {
@@ -99,70 +86,128 @@ impl Kernels {
         let shared = shared
             .map(|mlp| SharedBuffers::new(&self.dev, mlp, t, h))
             .transpose()?;
-        let s = shared
-            .as_ref()
-            .map_or(Ok(SharedArgs::default()), SharedBuffers::args)?;
-        let shared_tiles = if shared.is_some() {
-            t.div_ceil(SLOTS)
-        } else {
-            0
-        };
-        // Gate/up's grid spans the routed experts' I; wider shared experts take several row tiles.
-        let parts = (s.inter as usize).div_ceil(inter).max(1);
-        let routed_rows = routed_tiles(slots, e, SLOTS);
-        let (gate_up_rows, down_rows) = (
-            (routed_rows + shared_tiles * parts) as u32,
-            (routed_rows + shared_tiles) as u32,
-        );
         let act = self.empty((slots, inter), DType::BF16)?;
         let y = self.empty((slots, h), DType::F32)?;
-        let (gu_p, d_p) = routed.addresses()?;
-        let (x_p, w_p, act_p, y_p) = (
-            address(x)?,
-            address(&choice.weights)?,
-            address(&act)?,
-            address(&y)?,
-        );
-        let (off_p, ord_p) = (address(&plan.offsets)?, address(&plan.order)?);
-        let (e_i, k_i, h_i, i_i, t_i) = (e as i32, top_k as i32, h as i32, inter as i32, t as i32);
-        let int8 = routed.is_int8();
+        let (gate_up, down) = routed.addresses()?;
+        let step = TileStep {
+            x: address(x)?,
+            gate_up,
+            down,
+            offsets: address(&plan.offsets)?,
+            order: address(&plan.order)?,
+            weights: address(&choice.weights)?,
+            act: address(&act)?,
+            y: address(&y)?,
+            shared: shared
+                .as_ref()
+                .map_or(Ok(SharedArgs::default()), SharedBuffers::args)?,
+            sizes: [e, top_k, h, inter, t].map(|n| n as i32),
+            int8: routed.is_int8(),
+        };
+        self.expert_gate_up_on_tiles(tiles, &step)?;
+        self.expert_down_on_tiles(tiles, &step)?;
+        Ok(Some((y, shared.map(|s| s.y))))
+    }
 
-        let mut gate_up = self.prepare(tiles.gate_up.pick(int8));
-        gate_up
-            .arg(&x_p)
-            .arg(&gu_p)
+    /// Whether the tiles take this step: at most TILES_MAX_ROWS rows, and the grouped GEMMs' bounds (bf16
+    /// activations, sizes multiples of 64, K_BLOCK).
+    fn tiles_take_step(
+        &self,
+        x: &Tensor,
+        routed: Mlp<'_>,
+        shared: Option<Mlp<'_>>,
+    ) -> Result<bool> {
+        let (t, h) = x.dims2()?;
+        let shared_fits = match shared {
+            Some(mlp) => mlp.inter()?.is_multiple_of(K_BLOCK),
+            None => true,
+        };
+        let (inter, e) = (routed.inter()?, routed.experts()?);
+        Ok(t <= TILES_MAX_ROWS && shared_fits && GroupedExperts::supports(self.dtype, h, inter, e))
+    }
+
+    /// act = SwiGLU of gate/up for the routed slots and, into its own act, the shared experts' tokens.
+    fn expert_gate_up_on_tiles(&self, tiles: &ExpertTiles, step: &TileStep) -> Result<()> {
+        let [e, k, h, inter, t] = &step.sizes;
+        let s = &step.shared;
+        let mut launch = self.prepare(tiles.gate_up.pick(step.int8));
+        launch
+            .arg(&step.x)
+            .arg(&step.gate_up)
             .arg(&s.gate_up)
-            .arg(&off_p)
-            .arg(&ord_p)
-            .arg(&act_p)
+            .arg(&step.offsets)
+            .arg(&step.order)
+            .arg(&step.act)
             .arg(&s.act)
-            .arg(&k_i)
-            .arg(&h_i)
-            .arg(&i_i)
+            .arg(k)
+            .arg(h)
+            .arg(inter)
             .arg(&s.inter)
-            .arg(&e_i)
-            .arg(&t_i);
-        let columns = inter.div_ceil(GATE_UP_COLUMNS) as u32;
-        self.run(gate_up, grid(columns, gate_up_rows, 1), THREADS, 0)?;
+            .arg(e)
+            .arg(t);
+        // The grid spans the routed experts' I; wider shared experts take several row tiles.
+        let parts = (s.inter as usize).div_ceil(*inter as usize).max(1);
+        let rows = step.routed_tiles() + step.shared_tiles() * parts;
+        let columns = (*inter as usize).div_ceil(GATE_UP_COLUMNS) as u32;
+        self.run(launch, grid(columns, rows as u32, 1), THREADS, 0)
+    }
 
-        let mut down = self.prepare(tiles.down.pick(int8));
-        down.arg(&act_p)
-            .arg(&d_p)
+    /// y = down · act, weighted, for the routed slots; the shared experts' y unweighted.
+    fn expert_down_on_tiles(&self, tiles: &ExpertTiles, step: &TileStep) -> Result<()> {
+        let [e, k, h, inter, t] = &step.sizes;
+        let s = &step.shared;
+        let mut launch = self.prepare(tiles.down.pick(step.int8));
+        launch
+            .arg(&step.act)
+            .arg(&step.down)
             .arg(&s.down)
-            .arg(&off_p)
-            .arg(&ord_p)
-            .arg(&w_p)
-            .arg(&y_p)
+            .arg(&step.offsets)
+            .arg(&step.order)
+            .arg(&step.weights)
+            .arg(&step.y)
             .arg(&s.act)
             .arg(&s.y)
-            .arg(&h_i)
-            .arg(&i_i)
+            .arg(h)
+            .arg(inter)
             .arg(&s.inter)
-            .arg(&e_i)
-            .arg(&t_i)
-            .arg(&k_i);
-        let out_rows = h.div_ceil(DOWN_ROWS) as u32;
-        self.run(down, grid(out_rows, down_rows, 1), THREADS, 0)?;
-        Ok(Some((y, shared.map(|s| s.y))))
+            .arg(e)
+            .arg(t)
+            .arg(k);
+        let rows = step.routed_tiles() + step.shared_tiles();
+        let out_rows = (*h as usize).div_ceil(DOWN_ROWS) as u32;
+        self.run(launch, grid(out_rows, rows as u32, 1), THREADS, 0)
+    }
+}
+
+/// A step's arguments to the two launches: device addresses, the shared experts' (0 for none) and the sizes
+/// [E, k, H, I, T] as the kernels take them.
+struct TileStep {
+    x: u64,
+    gate_up: u64,
+    down: u64,
+    offsets: u64,
+    order: u64,
+    weights: u64,
+    act: u64,
+    y: u64,
+    shared: SharedArgs,
+    sizes: [i32; 5],
+    int8: bool,
+}
+
+impl TileStep {
+    /// The routed experts' row tiles: each expert's slots in tiles of SLOTS, so at most ceil(slots / SLOTS) +
+    /// E, and at most one a slot (moe_plan.cuh's `routed_tiles`); the rest exit at once.
+    fn routed_tiles(&self) -> usize {
+        let [e, k, _, _, t] = self.sizes.map(|n| n as usize);
+        ((t * k).div_ceil(SLOTS) + e).min(t * k)
+    }
+
+    /// The shared experts' row tiles of tokens, if the step has them.
+    fn shared_tiles(&self) -> usize {
+        if self.shared.gate_up == 0 {
+            return 0;
+        }
+        (self.sizes[4] as usize).div_ceil(SLOTS)
     }
 }
