@@ -13,7 +13,7 @@ use candle_core::{DType, Tensor};
 
 use super::buffers::address;
 use super::experts::{mixed_weights, Routed};
-use super::grouped_experts::{GroupedExperts, SharedArgs, SharedBuffers};
+use super::grouped_experts::{row_tiles, GroupedExperts, SharedArgs, SharedBuffers};
 use super::launch::{grid, Kernels};
 use super::linear_tiles::Builds;
 use super::mlp::Mlp;
@@ -75,14 +75,11 @@ impl Kernels {
         let (t, h) = x.dims2()?;
         let (e, inter, top_k) = (routed.experts()?, routed.inter()?, choice.ids.dim(1)?);
         let slots = t * top_k;
-        let planned_here;
-        let plan = match choice.plan.as_ref().filter(|p| p.fits(slots, e)) {
-            Some(plan) => plan,
-            None => {
-                planned_here = self.grouped.plan(&choice.ids, slots, e)?;
-                &planned_here
-            }
-        };
+        let mut planned_here = None;
+        let given = choice.plan.as_ref();
+        let plan =
+            self.grouped
+                .plan_unless_given(given, &choice.ids, slots, e, &mut planned_here)?;
         let shared = shared
             .map(|mlp| SharedBuffers::new(&self.dev, mlp, t, h))
             .transpose()?;
@@ -196,11 +193,10 @@ struct TileStep {
 }
 
 impl TileStep {
-    /// The routed experts' row tiles: each expert's slots in tiles of SLOTS, so at most ceil(slots / SLOTS) +
-    /// E, and at most one a slot (moe_plan.cuh's `routed_tiles`); the rest exit at once.
+    /// The routed experts' row tiles of SLOTS slots (grouped_experts.rs's `row_tiles`).
     fn routed_tiles(&self) -> usize {
         let [e, k, _, _, t] = self.sizes.map(|n| n as usize);
-        ((t * k).div_ceil(SLOTS) + e).min(t * k)
+        row_tiles(t * k, e, SLOTS)
     }
 
     /// The shared experts' row tiles of tokens, if the step has them.

@@ -139,14 +139,8 @@ impl GroupedExperts {
         let gemms = self.gemms(experts.is_int8(), slots, e, sums);
         let tile = &gemms.tile;
         let stream = self.dev.cuda_stream();
-        let planned_here;
-        let plan = match plan.filter(|p| p.fits(slots, e)) {
-            Some(plan) => plan,
-            None => {
-                planned_here = self.plan(ids, slots, e)?;
-                &planned_here
-            }
-        };
+        let mut planned_here = None;
+        let plan = self.plan_unless_given(plan, ids, slots, e, &mut planned_here)?;
         let act = empty(&self.dev, (slots, inter), DType::BF16)?;
         let y = empty(&self.dev, (slots, h), DType::F32)?;
         let shared = shared
@@ -169,7 +163,7 @@ impl GroupedExperts {
         } else {
             0
         };
-        let tiles = (row_tiles(slots, e, tile) + shared_tiles) as u32;
+        let tiles = (row_tiles(slots, e, tile.slots) + shared_tiles) as u32;
         let mut first = Launch::new(&stream, &gemms.gate_up, self.dependent);
         first
             .arg(&x_p)
@@ -216,8 +210,24 @@ impl GroupedExperts {
         Ok((y, shared.map(|s| s.y)))
     }
 
+    /// `given` where it plans these `slots` over `experts` (the router's), else a plan made by moe_plan's launch
+    /// and kept in `made`.
+    pub(super) fn plan_unless_given<'p>(
+        &self,
+        given: Option<&'p ExpertPlan>,
+        ids: &Tensor,
+        slots: usize,
+        experts: usize,
+        made: &'p mut Option<ExpertPlan>,
+    ) -> Result<&'p ExpertPlan> {
+        match given.filter(|p| p.fits(slots, experts)) {
+            Some(plan) => Ok(plan),
+            None => Ok(made.insert(self.plan(ids, slots, experts)?)),
+        }
+    }
+
     /// The `slots` slots of `ids` grouped by expert, by moe_plan's launch.
-    pub(super) fn plan(&self, ids: &Tensor, slots: usize, experts: usize) -> Result<ExpertPlan> {
+    fn plan(&self, ids: &Tensor, slots: usize, experts: usize) -> Result<ExpertPlan> {
         let plan = ExpertPlan::new(&self.dev, slots, experts)?;
         let (ids_p, off_p, ord_p) = (
             address(ids)?,
@@ -275,16 +285,17 @@ impl ExpertPlan {
         })
     }
 
-    pub(super) fn fits(&self, slots: usize, experts: usize) -> bool {
+    fn fits(&self, slots: usize, experts: usize) -> bool {
         self.offsets.elem_count() == experts + 1 && self.order.elem_count() == slots
     }
 }
 
-/// The routed experts' row tiles a launch provides for: each expert's slots in tiles, so at most ceil(slots /
-/// tile) + E, and at most one a slot (moe_prefill.cu's `locate_tile`); the rest exit at once. At one token
-/// that is 6 rather than 65, so the grid holds no thousands of empty blocks ahead of the shared experts'.
-fn row_tiles(slots: usize, experts: usize, tile: &Tile) -> usize {
-    (slots.div_ceil(tile.slots) + experts).min(slots)
+/// The routed experts' row tiles a launch provides for: each expert's slots in tiles of `tile_slots`, so at
+/// most ceil(slots / tile_slots) + E, and at most one a slot (moe_plan.cuh's `routed_tiles`); the rest exit at
+/// once. At one token that is 6 rather than 65, so the grid holds no thousands of empty blocks ahead of the
+/// shared experts'. The expert tiles' launches count theirs alike.
+pub(super) fn row_tiles(slots: usize, experts: usize, tile_slots: usize) -> usize {
+    (slots.div_ceil(tile_slots) + experts).min(slots)
 }
 
 /// The shared experts' weights and the buffers their launches write: act (T, I') bf16, y (T, H) f32.
