@@ -245,40 +245,49 @@ fn dense_mlps(layer: &[Tensor; 4]) -> (Mlp<'_>, Mlp<'_>) {
     )
 }
 
+/// Over int8 rows the experts give, bit for bit, what they give over the same weights dequantized (the rows
+/// become bf16 as dequantize_int8 rounds them), and both stay within bf16 rounding of the SwiGLU experts in
+/// f32 on the CPU, routed and shared: a step of `tokens` summed as `sums` asks.
+fn int8_gives_the_dequantized_sums(
+    kernels: &Kernels,
+    int8: &[Int8Matrix; 4],
+    tokens: usize,
+    sums: Sums,
+) {
+    let device = gpu();
+    let dense = int8.each_ref().map(|m| m.dequantize(DType::BF16).unwrap());
+    let x = activations(tokens, &device);
+    let (ids, weights) = routing(tokens, &device);
+    let run = |mlps| run_experts(kernels, mlps, &x, (&ids, &weights), sums);
+    let (from_int8, from_dense) = (run(int8_mlps(int8)), run(dense_mlps(&dense)));
+    assert_eq!(from_int8.routed.len(), tokens * TOP_K);
+    assert_eq!(from_int8.shared.len(), tokens);
+    assert!(
+        same_sums(&from_int8.routed, &from_dense.routed),
+        "{tokens} tokens: slots whose int8 sums differ from the dequantized weights'"
+    );
+    assert!(
+        same_sums(&from_int8.shared, &from_dense.shared),
+        "{tokens} tokens: the shared experts' int8 sums differ from the dequantized weights'"
+    );
+    let want = experts_in_f32(&x, &dense[0], &dense[1], &ids, &weights);
+    let gap = relative_gap(&from_int8.routed, &want);
+    assert!(gap < 2e-2, "{tokens} tokens: routed {gap} off f32");
+    let want = shared_in_f32(&x, &dense[2], &dense[3]);
+    let gap = relative_gap(&from_int8.shared, &want);
+    assert!(gap < 2e-2, "{tokens} tokens: shared {gap} off f32");
+}
+
 #[test]
 fn int8_grouped_experts_give_the_sums_of_their_weights_dequantized() {
     let device = gpu();
     let kernels = bf16_kernels(&device);
     let int8 = int8_layer(&device);
-    let dense = int8.each_ref().map(|m| m.dequantize(DType::BF16).unwrap());
-    let (int8_mlps, dense_mlps) = (int8_mlps(&int8), dense_mlps(&dense));
     // 5 and 16 tokens: the narrow tiles (up to 8 slots an expert on average), the shared experts beside the
     // routed ones; 75 tokens: 300 slots, under a wide row tile per expert; 700: 2,800, several tiles for most
     // experts. Past 256 slots the fastest path runs the shared experts on their own.
     for tokens in [5, 16, 75, 700] {
-        let x = activations(tokens, &device);
-        let (ids, weights) = routing(tokens, &device);
-        let run = |mlps| run_experts(&kernels, mlps, &x, (&ids, &weights), Sums::Fastest);
-        let (from_int8, from_dense) = (run(int8_mlps), run(dense_mlps));
-        assert_eq!(from_int8.routed.len(), tokens * TOP_K);
-        assert_eq!(from_int8.shared.len(), tokens);
-        assert_eq!(
-            rows_that_differ(&from_int8.routed, &from_dense.routed),
-            0,
-            "{tokens} tokens: slots whose int8 sums differ from the dequantized weights'"
-        );
-        assert_eq!(
-            rows_that_differ(&from_int8.shared, &from_dense.shared),
-            0,
-            "{tokens} tokens: the shared experts' int8 sums differ from the dequantized weights'"
-        );
-
-        let want = experts_in_f32(&x, &dense[0], &dense[1], &ids, &weights);
-        let gap = relative_gap(&from_int8.routed, &want);
-        assert!(gap < 2e-2, "{tokens} tokens: routed {gap} off f32");
-        let want = shared_in_f32(&x, &dense[2], &dense[3]);
-        let gap = relative_gap(&from_int8.shared, &want);
-        assert!(gap < 2e-2, "{tokens} tokens: shared {gap} off f32");
+        int8_gives_the_dequantized_sums(&kernels, &int8, tokens, Sums::Fastest);
     }
 }
 
@@ -321,35 +330,15 @@ fn a_decode_step_gives_a_slot_the_same_sums_at_every_batch_size() {
     }
 }
 
-/// A decode step's experts over int8 rows give, bit for bit, what they give over the same weights dequantized
-/// (the rows become bf16 as dequantize_int8 rounds them), and both stay within bf16 rounding of the SwiGLU
-/// experts in f32 on the CPU, routed and shared: at a step of 3 tokens (the expert tiles) and of 40 (the decode
-/// kernels).
+/// A decode step's experts over int8 rows give the sums of their weights dequantized (see
+/// int8_gives_the_dequantized_sums): at a step of 3 tokens (the expert tiles) and of 40 (the decode kernels).
 #[test]
 fn a_decode_steps_experts_give_their_sums() {
     let device = gpu();
     let kernels = bf16_kernels(&device);
     let int8 = int8_layer(&device);
-    let dense = int8.each_ref().map(|m| m.dequantize(DType::BF16).unwrap());
     for tokens in [3, 40] {
-        let x = activations(tokens, &device);
-        let (ids, weights) = routing(tokens, &device);
-        let run = |mlps| run_experts(&kernels, mlps, &x, (&ids, &weights), Sums::BatchInvariant);
-        let (from_int8, from_dense) = (run(int8_mlps(&int8)), run(dense_mlps(&dense)));
-        assert!(
-            same_sums(&from_int8.routed, &from_dense.routed),
-            "{tokens} tokens: routed"
-        );
-        assert!(
-            same_sums(&from_int8.shared, &from_dense.shared),
-            "{tokens} tokens: shared"
-        );
-        let want = experts_in_f32(&x, &dense[0], &dense[1], &ids, &weights);
-        let gap = relative_gap(&from_dense.routed, &want);
-        assert!(gap < 2e-2, "{tokens} tokens: routed {gap} off f32");
-        let want = shared_in_f32(&x, &dense[2], &dense[3]);
-        let gap = relative_gap(&from_dense.shared, &want);
-        assert!(gap < 2e-2, "{tokens} tokens: shared {gap} off f32");
+        int8_gives_the_dequantized_sums(&kernels, &int8, tokens, Sums::BatchInvariant);
     }
 }
 
