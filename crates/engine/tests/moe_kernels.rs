@@ -397,3 +397,104 @@ fn the_routers_plan_groups_the_slots_as_moe_plan_does() {
         assert_eq!(with_plan.shared, without.shared, "{tokens} tokens: shared");
     }
 }
+
+/// The model's router: 64 experts, 6 chosen a row.
+const MODEL_EXPERTS: usize = 64;
+const MODEL_TOP_K: usize = 6;
+
+/// Row r's router logits: distinct values below zero, five experts far above them and a three-way tie for
+/// the sixth place, spread over both 32-expert chunks of a warp's scan; each row shifts the indices.
+fn designed_logits(row: usize) -> Vec<f32> {
+    let mut logits: Vec<f32> = (0..MODEL_EXPERTS)
+        .map(|i| -1.0 - ((i * 37 + row * 11) % MODEL_EXPERTS) as f32 / 32.0)
+        .collect();
+    let at = |i: usize| (i + row * 5) % MODEL_EXPERTS;
+    for (n, i) in [50, 3, 20, 63, 31].into_iter().enumerate() {
+        logits[at(i)] = 4.0 - n as f32 * 0.25;
+    }
+    for i in [45, 12, 38] {
+        logits[at(i)] = 2.0;
+    }
+    logits
+}
+
+/// The top k of a row's softmax with ties to the lower index, in index order, with their weights
+/// renormalised over the k, in f32 on the CPU.
+fn top_k_of(logits: &[f32], k: usize) -> (Vec<u32>, Vec<f32>) {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let exp: Vec<f32> = logits.iter().map(|l| (l - max).exp()).collect();
+    let sum: f32 = exp.iter().sum();
+    let probs: Vec<f32> = exp.iter().map(|v| v / sum).collect();
+    let mut ranked: Vec<usize> = (0..logits.len()).collect();
+    ranked.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
+    let total: f32 = ranked[..k].iter().map(|&i| probs[i]).sum();
+    let mut chosen = ranked[..k].to_vec();
+    chosen.sort();
+    let weights = chosen.iter().map(|&i| probs[i] / total).collect();
+    (chosen.into_iter().map(|i| i as u32).collect(), weights)
+}
+
+/// Row r of the routed rows is one-hot at column r and column r of the gate holds row r's logits, so the
+/// router's f32 logits are exactly the designed ones. It must take the same experts as the reference's top-k
+/// (the tie for the last place goes to the lowest index), in index order, with their renormalised weights; for
+/// the rows it plans (1 and 2), each chosen expert starts at its place in the plan and holds one slot.
+#[test]
+fn the_router_takes_the_top_k_with_ties_to_the_lower_index() {
+    let device = gpu();
+    let kernels = bf16_kernels(&device);
+    for rows in [1, 2, 9] {
+        let designed: Vec<Vec<f32>> = (0..rows).map(designed_logits).collect();
+        let mut gate = vec![0f32; MODEL_EXPERTS * HIDDEN];
+        let mut x = vec![0f32; rows * HIDDEN];
+        for (r, logits) in designed.iter().enumerate() {
+            x[r * HIDDEN + r] = 1.0;
+            for (e, &l) in logits.iter().enumerate() {
+                gate[e * HIDDEN + r] = l;
+            }
+        }
+        let gate = Tensor::from_vec(gate, (MODEL_EXPERTS, HIDDEN), &device).unwrap();
+        let x = Tensor::from_vec(x, (rows, HIDDEN), &device)
+            .unwrap()
+            .to_dtype(DType::BF16)
+            .unwrap();
+        let router = Router {
+            gate: &gate,
+            top_k: MODEL_TOP_K,
+            scaling: 1.0,
+            norm_topk: true,
+        };
+        let routed = kernels.route_experts(&x, None, &router).unwrap();
+        let (ids, weights) = (host::<u32>(&routed.ids), host::<f32>(&routed.weights));
+        for (r, logits) in designed.iter().enumerate() {
+            let (want_ids, want_weights) = top_k_of(logits, MODEL_TOP_K);
+            let row = r * MODEL_TOP_K..(r + 1) * MODEL_TOP_K;
+            assert_eq!(
+                ids[row.clone()],
+                want_ids[..],
+                "{rows} rows: row {r}'s experts"
+            );
+            for (got, want) in weights[row].iter().zip(&want_weights) {
+                assert!(
+                    (got - want).abs() <= 1e-5 * want,
+                    "{rows} rows: row {r}: {got} vs {want}"
+                );
+            }
+        }
+        let Some(plan) = routed.plan.as_ref().filter(|_| rows <= 2) else {
+            continue;
+        };
+        let (offsets, order) = (host::<u32>(&plan.offsets), host::<u32>(&plan.order));
+        assert_eq!(offsets[MODEL_EXPERTS] as usize, rows * MODEL_TOP_K);
+        for (slot, &e) in ids.iter().enumerate().take(MODEL_TOP_K) {
+            let e = e as usize;
+            if rows == 1 {
+                assert_eq!(offsets[e] as usize, slot, "expert {e} starts at its place");
+            }
+            let planned = &order[offsets[e] as usize..offsets[e + 1] as usize];
+            assert!(
+                planned.contains(&(slot as u32)),
+                "{rows} rows: slot {slot} under expert {e}"
+            );
+        }
+    }
+}

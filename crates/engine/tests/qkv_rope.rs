@@ -2,12 +2,16 @@
 //! launch of the tiles gives q and writes each row's new key and value into its cache, bit for bit as the
 //! plain tiles followed by rope_kv_write do, and writes nothing else. Rows of different lengths and cache
 //! capacities; one row and two (the norm in the tiles' blocks), three and eight (its own launch first), bf16
-//! weights and int8 rows. 70 rows take the projection, then rope_kv_write.
+//! weights and int8 rows. 70 rows take the projection, then rope_kv_write. The rows are given as they are, or
+//! as a MoE layer's output still to be added to its residual: for one row the tiles' blocks add it themselves,
+//! and every path returns the rows moe_combine gives.
 #![cfg(feature = "cuda")]
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
-use deepread_engine::kernels::{InputAddresses, Kernels, StepInputs, StepLayer, Weight};
+use deepread_engine::kernels::{
+    Hidden, InputAddresses, Kernels, MoeOut, StepInputs, StepLayer, Weight,
+};
 use deepread_engine::lm::{SequenceCache, Sums};
 use deepread_engine::quant::Int8Matrix;
 
@@ -105,9 +109,40 @@ fn layer_zero(inputs: &InputAddresses) -> StepLayer<'_> {
     }
 }
 
-fn fused_matches_projection_then_rope(kernels: &Kernels, rows: usize, qkv: Weight<'_>) {
+/// The rows the projection takes: as they are, or a MoE layer's output (6 routed experts and the shared ones,
+/// in f32) still to be added to the residual.
+#[derive(Clone, Copy, Debug)]
+enum Input {
+    Rows,
+    Moe,
+}
+
+const TOP_K: usize = 6;
+
+fn f32_random(shape: &[usize], device: &Device) -> Tensor {
+    (Tensor::randn(0f32, 1.0, shape, device).unwrap() * 0.3).unwrap()
+}
+
+fn fused_matches_projection_then_rope(
+    kernels: &Kernels,
+    rows: usize,
+    qkv: Weight<'_>,
+    input: Input,
+) {
     let device = Device::Cuda(kernels.device().clone());
-    let x = random(&[rows, HIDDEN], 1.0, &device);
+    let residual = random(&[rows, HIDDEN], 1.0, &device);
+    let moe = MoeOut {
+        y: f32_random(&[rows * TOP_K, HIDDEN], &device),
+        shared: Some(f32_random(&[rows, HIDDEN], &device)),
+        residual: residual.clone(),
+        top_k: TOP_K,
+    };
+    let x = match input {
+        Input::Rows => residual.clone(),
+        Input::Moe => kernels
+            .moe_combine(&moe.y, moe.shared.as_ref(), Some(&residual), TOP_K)
+            .unwrap(),
+    };
     let norm = (random(&[HIDDEN], 0.5, &device) + 1.0).unwrap();
     let mut caches = caches(rows, &device);
     let (_inputs, addresses) = step_inputs(kernels, &mut caches);
@@ -124,9 +159,13 @@ fn fused_matches_projection_then_rope(kernels: &Kernels, rows: usize, qkv: Weigh
     clear_step_positions(&caches);
     let cleared = cache_values(&caches);
 
-    let q = kernels
+    let hidden = match input {
+        Input::Rows => Hidden::Rows(residual.clone()),
+        Input::Moe => Hidden::Moe(moe),
+    };
+    let (q, got_rows) = kernels
         .qkv_rope(
-            &x,
+            hidden,
             (&norm, EPS),
             qkv,
             layer_zero(&addresses),
@@ -136,15 +175,24 @@ fn fused_matches_projection_then_rope(kernels: &Kernels, rows: usize, qkv: Weigh
     let got_q = values(&q);
     let got_caches = cache_values(&caches);
 
+    let what = format!("{rows} rows of {input:?}");
     assert!(got_q.iter().any(|v| v.abs() > 0.1), "q is not all zeros");
-    assert_eq!(got_q, want_q, "{rows} rows: q differs");
+    assert_eq!(got_q, want_q, "{what}: q differs");
+    assert_eq!(values(&got_rows), values(&x), "{what}: the rows differ");
+    if let Input::Moe = input {
+        assert_ne!(
+            values(&x),
+            values(&residual),
+            "{what}: the MoE output added nothing"
+        );
+    }
     assert_ne!(
         cleared, want_caches,
-        "{rows} rows: the step wrote no key or value"
+        "{what}: the step wrote no key or value"
     );
     for (i, (got, want)) in got_caches.iter().zip(&want_caches).enumerate() {
-        let (row, what) = (i / 2, ["keys", "values"][i % 2]);
-        assert_eq!(got, want, "{rows} rows: row {row}'s {what} differ");
+        let (row, kind) = (i / 2, ["keys", "values"][i % 2]);
+        assert_eq!(got, want, "{what}: row {row}'s {kind} differ");
     }
 }
 
@@ -161,7 +209,9 @@ fn fused_qkv_gives_q_and_the_caches_of_the_projection_then_rope() {
     let q8 = QTensor::quantize(&w, GgmlDType::Q8_0).unwrap();
     let int8 = Int8Matrix::from_q8_0(&[&q8], &device).unwrap();
     for rows in [1, 2, 3, 8, 70] {
-        fused_matches_projection_then_rope(&kernels, rows, Weight::Dense(&dense));
-        fused_matches_projection_then_rope(&kernels, rows, Weight::Int8(&int8));
+        for input in [Input::Rows, Input::Moe] {
+            fused_matches_projection_then_rope(&kernels, rows, Weight::Dense(&dense), input);
+            fused_matches_projection_then_rope(&kernels, rows, Weight::Int8(&int8), input);
+        }
     }
 }

@@ -376,14 +376,17 @@ INSTANTIATE_TILES(Dense<bf16>, FewPages, linear_tiles_few_bf16)
 INSTANTIATE_TILES(Int8, FewPages, linear_tiles_few_int8_bf16)
 
 // The fused q/k/v projection on the same tiles for up to FEW_PAGES rows, rotated and written to q and the caches
-// (qkv_rope.cuh): the arguments of linear_tiles, then rope_kv_write's. Grid ((nh + 2·nkv)·hd / 32, 1).
+// (qkv_rope.cuh): the arguments of linear_tiles, then rope_kv_write's, then MoeRows' (y null for rows as they are).
+// Grid ((nh + 2·nkv)·hd / 32, 1).
 #define INSTANTIATE_QKV_TILES(W, PAGES, NAME)                                                                   \
     extern "C" __global__ void __launch_bounds__(TILE_THREADS)                                                  \
         NAME(const bf16* x, const bf16* norm_w, float eps, W::Row w, int rows, int k, const bf16* cos,          \
              const bf16* sin, const uint64_t* kc, const uint64_t* vc, const int* pos, const int* cap,           \
-             bf16* q_out, int nh, int nkv, int hd) {                                                            \
+             bf16* q_out, int nh, int nkv, int hd, const float* y, const float* shared, int top_k,              \
+             bf16* sum_out) {                                                                                   \
         const RopeOut rope_out = {cos, sin, kc, vc, pos, cap, q_out, nh, nkv, hd};                              \
-        linear_tiles<W, PAGES<W>>(x, norm_w, eps, w, rope_out, rows, (nh + 2 * nkv) * hd, k);                   \
+        const MoeRows moe = {y, shared, top_k, sum_out};                                                        \
+        linear_tiles<W, PAGES<W>>(x, norm_w, eps, w, rope_out, rows, (nh + 2 * nkv) * hd, k, moe);              \
     }
 INSTANTIATE_QKV_TILES(Dense<bf16>, FewPages, qkv_rope_tiles_few_bf16)
 INSTANTIATE_QKV_TILES(Int8, FewPages, qkv_rope_tiles_few_int8_bf16)

@@ -314,10 +314,37 @@ struct FewPages {
 // takes (RowsOut for a plain layer). With `norm_w`, x is first RMSNorm-ed (each block normalises its rows
 // itself into dynamic shared memory, a float per value, while its first weights are on their way), which saves
 // the norm its own launch; the normed values are those of the rms_norm kernel, so the sums are the same either
-// way.
+// way. With `moe`, the rows normed are x plus a MoE layer's output, which saves moe_combine its launch too.
+// A MoE layer's output not yet added to the residual x (moe_combine's inputs: the routed experts' y (B·top_k, K)
+// and the shared experts' (B, K), f32), for a projection whose blocks norm its rows: they add it themselves, and
+// block 0 writes the sums (the next residual) to `sum_out`. y null: x is the rows.
+struct MoeRows {
+    const float* y;
+    const float* shared;
+    int top_k;
+    bf16* sum_out;
+};
+
+// Rows page0 .. page0 + pages of x (or of x plus `moe`), RMSNorm-ed into `normed`, a row of k floats each.
+__device__ void norm_block_rows(const bf16* x, const MoeRows& moe, const bf16* norm_w, float eps, float* normed,
+                                int page0, int pages, int k) {
+    const bf16* block_x = x + (size_t)page0 * k;
+    for (int b = 0; b < pages; ++b) {
+        float* cache = normed + (size_t)b * k;
+        if (!moe.y) {
+            normed_row(block_x, (const bf16*)nullptr, norm_w, (bf16*)nullptr, (bf16*)nullptr, cache, b, k, eps);
+            continue;
+        }
+        const MoeSum<bf16> sum = {moe.y + (size_t)page0 * moe.top_k * k,
+                                  moe.shared ? moe.shared + (size_t)page0 * k : nullptr, block_x, moe.top_k};
+        bf16* sum_out = blockIdx.x == 0 ? moe.sum_out + (size_t)page0 * k : nullptr;
+        normed_source(sum, norm_w, sum_out, (bf16*)nullptr, cache, b, k, eps);
+    }
+}
+
 template <typename W, typename Pages, typename Out>
 __device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typename W::Row w, const Out& out,
-                             int rows, int n, int k) {
+                             int rows, int n, int k, const MoeRows& moe = {}) {
     extern __shared__ float normed[];
     __shared__ QuarterSums partial;
     const TilePlace p = tile_place(rows, out.first_row((threadIdx.x >> 5) / TILE_QUARTERS));
@@ -336,8 +363,6 @@ __device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typen
         pages.multiply_and_store(p, Consecutive<bf16>{block_x, k}, lo_row, hi_row, partial, out, k);
         return;
     }
-    for (int b = 0; b < p.pages; ++b)
-        normed_row(block_x, (const bf16*)nullptr, norm_w, (bf16*)nullptr, (bf16*)nullptr, normed + (size_t)b * k, b,
-                   k, eps);
+    norm_block_rows(x, moe, norm_w, eps, normed, p.page0, p.pages, k);
     pages.multiply_and_store(p, Consecutive<float>{normed, k}, lo_row, hi_row, partial, out, k);
 }

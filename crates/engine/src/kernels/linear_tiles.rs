@@ -11,6 +11,7 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
 use super::buffers::address;
+use super::hidden::Hidden;
 use super::launch::{grid, Kernels, Weight, MAX_GRID_Y, PTX};
 use super::step_inputs::InputAddresses;
 use crate::error::{EngineError, Result};
@@ -30,6 +31,10 @@ const QKV_HEAD_DIMS: usize = 32;
 /// every block normalising them all (the fused q/k/v projection at 4 pages, its 120 blocks each normalising
 /// the 4 rows: a step of 1.001–1.013 ms against 0.976–0.978 with the norm's launch, H200).
 const NORMED_IN_BLOCKS_MAX_ROWS: usize = 2;
+/// Rows up to which the fused q/k/v projection's blocks also add the MoE output that comes before them: at one
+/// row this saves moe_combine's launch (a step of 0.841 against 0.851 ms, H100, 2026-12-07); at two, each of
+/// the 120 blocks reading both rows' seven outputs costs more than it saves (0.943 against 0.935 ms).
+const MOE_FOLD_MAX_ROWS: usize = 1;
 /// Dynamic shared memory for rows normed by each block: what the 48 KB a block may take without opting in
 /// leaves beside the quarters' sums (24 KB) and the norm's.
 const NORMED_BYTES: usize = 20 * 1024;
@@ -148,33 +153,57 @@ impl Kernels {
 
     /// The attention's inputs of a decode step: `qkv` (bias-free, (nh + 2·nkv)·hd rows) on RMSNorm(`x`) with
     /// `norm`, its q and k heads rotated with the step's cos/sin, k and v written into layer `layer`'s caches at
-    /// each row's position; returns q (B, nh·hd). For [`Sums::BatchInvariant`] and a few rows one launch of the
-    /// tiles where they take the layer, with the sums of the plain tiles and rope_kv_write's arithmetic; else
-    /// the projection, then [`Kernels::rope_kv_write`].
+    /// each row's position; returns q (B, nh·hd) and x's rows. For [`Sums::BatchInvariant`] and a few rows one
+    /// launch of the tiles where they take the layer, with the sums of the plain tiles and rope_kv_write's
+    /// arithmetic; for one row its blocks also add a pending MoE output to its residual (and return the sum)
+    /// as moe_combine would (MOE_FOLD_MAX_ROWS). Else the combine, the projection, then
+    /// [`Kernels::rope_kv_write`].
     ///
     /// [`Sums::BatchInvariant`]: crate::lm::Sums::BatchInvariant
     pub fn qkv_rope(
         &self,
-        x: &Tensor,
+        x: Hidden,
         norm: (&Tensor, f64),
         qkv: Weight<'_>,
         at: StepLayer<'_>,
         sums: Sums,
-    ) -> Result<Tensor> {
-        let fused = match sums {
-            Sums::BatchInvariant => self.qkv_rope_tiles(x, norm, qkv, at)?,
-            Sums::Fastest => None,
+    ) -> Result<(Tensor, Tensor)> {
+        let (b, k) = x.dims()?;
+        let tiles =
+            matches!(sums, Sums::BatchInvariant) && self.qkv_tiles_take(b, k, qkv, at.heads)?;
+        let x = match x {
+            Hidden::Moe(moe) if !(tiles && b <= MOE_FOLD_MAX_ROWS && normed_in_blocks(b, k)) => {
+                Hidden::Rows(self.hidden_rows(Hidden::Moe(moe))?)
+            }
+            x => x,
         };
-        if let Some(q) = fused {
-            return Ok(q);
+        if tiles {
+            return self.qkv_rope_tiles(&x, norm, qkv, at);
         }
-        let projected = self.norm_linear(x, norm.0, norm.1, qkv, sums)?;
-        self.rope_kv_write(&projected, at.inputs, at.layer, at.heads)
+        let rows = self.hidden_rows(x)?;
+        let projected = self.norm_linear(&rows, norm.0, norm.1, qkv, sums)?;
+        let q = self.rope_kv_write(&projected, at.inputs, at.layer, at.heads)?;
+        Ok((q, rows))
+    }
+
+    /// Whether one launch of the tiles takes the fused projection of `b` rows of `k`.
+    fn qkv_tiles_take(
+        &self,
+        b: usize,
+        k: usize,
+        qkv: Weight<'_>,
+        (nh, nkv, hd): (usize, usize, usize),
+    ) -> Result<bool> {
+        Ok(self.tiles.is_some()
+            && hd.is_multiple_of(QKV_HEAD_DIMS)
+            && qkv.dims()?.0 == (nh + 2 * nkv) * hd
+            && b <= FEW_PAGES
+            && LinearTiles::takes(k))
     }
 
     fn qkv_rope_tiles(
         &self,
-        x: &Tensor,
+        x: &Hidden,
         norm: (&Tensor, f64),
         qkv: Weight<'_>,
         StepLayer {
@@ -182,19 +211,27 @@ impl Kernels {
             layer,
             heads: (nh, nkv, hd),
         }: StepLayer<'_>,
-    ) -> Result<Option<Tensor>> {
+    ) -> Result<(Tensor, Tensor)> {
+        let (rows, moe) = match x {
+            Hidden::Rows(rows) => (rows, None),
+            Hidden::Moe(moe) => (&moe.residual, Some(moe)),
+        };
         let Some(tiles) = &self.tiles else {
-            return Ok(None);
+            return Err(EngineError::Cuda("the q/k/v tiles are not loaded".into()));
         };
-        let fits = hd.is_multiple_of(QKV_HEAD_DIMS) && qkv.dims()?.0 == (nh + 2 * nkv) * hd;
-        if !fits || x.dim(0)? > FEW_PAGES {
-            return Ok(None);
+        let Some(input) = self.tile_input(rows, Some(norm), qkv)? else {
+            return Err(EngineError::Cuda(
+                "the q/k/v tiles do not take the rows".into(),
+            ));
+        };
+        if moe.is_some() && input.norm.is_none() {
+            return Err(EngineError::Cuda(
+                "a MoE output reached q/k/v tiles that do not norm the rows".into(),
+            ));
         }
-        let Some(input) = self.tile_input(x, Some(norm), qkv)? else {
-            return Ok(None);
-        };
         let (b, k) = input.x.dims2()?;
         let q = self.empty((b, nh * hd), self.dtype)?;
+        let sum = moe.map(|_| self.empty((b, k), self.dtype)).transpose()?;
         let (x_p, w_p, q_p) = (address(&input.x)?, qkv.address()?, address(&q)?);
         let norm_p = input
             .norm
@@ -202,6 +239,13 @@ impl Kernels {
             .transpose()?
             .unwrap_or(0);
         let eps = input.norm.map_or(0.0, |(_, eps)| eps as f32);
+        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
+        let (y_p, shared_p, sum_p) = (
+            optional(moe.map(|m| &m.y))?,
+            optional(moe.and_then(|m| m.shared.as_ref()))?,
+            optional(sum.as_ref())?,
+        );
+        let top_k = moe.map_or(0, |m| m.top_k as i32);
         let (k_p, v_p) = inputs.layer_caches(layer);
         let (b_i, k_i) = (b as i32, k as i32);
         let (nh_i, nkv_i, hd_i) = (nh as i32, nkv as i32, hd as i32);
@@ -222,11 +266,15 @@ impl Kernels {
             .arg(&q_p)
             .arg(&nh_i)
             .arg(&nkv_i)
-            .arg(&hd_i);
+            .arg(&hd_i)
+            .arg(&y_p)
+            .arg(&shared_p)
+            .arg(&top_k)
+            .arg(&sum_p);
         let blocks = (nh + 2 * nkv) * hd / QKV_HEAD_DIMS;
         let blocks = grid(blocks as u32, 1, 1);
         self.run(launch, blocks, THREADS, input.normed_bytes)?;
-        Ok(Some(q))
+        Ok((q, sum.unwrap_or_else(|| rows.clone())))
     }
 
     /// What a launch of the tiles takes for `x` (normed with `norm`, if given) through `layer`: the norm in the
@@ -248,9 +296,8 @@ impl Kernels {
                 "a decode step's linear layer of {n}×{weight_k} on {b} rows of {k} does not fit the tiles"
             )));
         }
-        let normed_bytes = norm.map_or(0, |_| b * k * std::mem::size_of::<f32>());
-        let in_blocks = b <= NORMED_IN_BLOCKS_MAX_ROWS && normed_bytes <= NORMED_BYTES;
-        if let Some((weight, eps)) = norm.filter(|_| !in_blocks) {
+        let normed_bytes = norm.map_or(0, |_| normed_row_bytes(b, k));
+        if let Some((weight, eps)) = norm.filter(|_| !normed_in_blocks(b, k)) {
             // The norm's own launch, the same values.
             return Ok(Some(TileInput {
                 x: self.rms_norm(x, weight, eps)?,
@@ -264,4 +311,14 @@ impl Kernels {
             normed_bytes: normed_bytes as u32,
         }))
     }
+}
+
+/// Shared memory for `b` rows of `k` normed by each block, a float a value.
+fn normed_row_bytes(b: usize, k: usize) -> usize {
+    b * k * std::mem::size_of::<f32>()
+}
+
+/// Whether each block of the tiles normalises `b` rows of `k` itself (else the norm has its own launch).
+fn normed_in_blocks(b: usize, k: usize) -> bool {
+    b <= NORMED_IN_BLOCKS_MAX_ROWS && normed_row_bytes(b, k) <= NORMED_BYTES
 }

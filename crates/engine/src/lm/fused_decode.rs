@@ -38,7 +38,8 @@ mod gpu {
     use super::Sums;
     use crate::error::{EngineError, Result};
     use crate::kernels::{
-        AddNorm, InputAddresses, Kernels, Mlp, Router, StepInputs, StepLayer, Weight,
+        AddNorm, Hidden, InputAddresses, Kernels, Mlp, MoeOut, Router, StepInputs, StepLayer,
+        Weight,
     };
     use crate::layers::mlp::SwiGlu;
     use crate::layers::proj::Proj;
@@ -214,10 +215,11 @@ mod gpu {
         /// The step itself, device work only: reads `inputs`, writes the caches and the picks.
         fn run_step(&self, model: &TextModel, inputs: &InputAddresses) -> Result<()> {
             let k = &self.kernels;
-            let mut x = k.embed_rows(model.embedding_table(), inputs)?;
+            let mut x = Hidden::Rows(k.embed_rows(model.embedding_table(), inputs)?);
             for (index, layer) in model.layers.iter().enumerate() {
-                x = self.layer_step(layer, index, &x, inputs)?;
+                x = self.layer_step(layer, index, x, inputs)?;
             }
+            let x = k.hidden_rows(x)?;
             // The norm in a launch of its own: normalising the rows again in every block of the 331 MB lm_head
             // kept the row kernel well below cuBLAS's ~2.8 TB/s; without it, it keeps pace at one row.
             let normed = k.rms_norm(&x, model.norm.weight(), model.norm.eps())?;
@@ -225,14 +227,14 @@ mod gpu {
             k.greedy_pick(&logits, inputs)
         }
 
-        /// One decoder layer on `x` (B, H).
+        /// One decoder layer on `x` (B, H). A MoE layer's output is left to the next layer's projection to add.
         fn layer_step(
             &self,
             layer: &DecoderLayer,
             index: usize,
-            x: &Tensor,
+            x: Hidden,
             inputs: &InputAddresses,
-        ) -> Result<Tensor> {
+        ) -> Result<Hidden> {
             let k = &self.kernels;
             let heads = layer.attn.heads();
             let (norm, eps) = (layer.input_norm.weight(), layer.input_norm.eps());
@@ -242,14 +244,15 @@ mod gpu {
                 layer: index,
                 heads,
             };
-            let q = k.qkv_rope(x, (norm, eps), qkv, at, self.sums)?;
+            let (q, x) = k.qkv_rope(x, (norm, eps), qkv, at, self.sums)?;
+            let x = &x;
             let attn = k.attention(&q, inputs, index, heads)?;
             let attn = k.linear(&attn, weight(layer.attn.o_proj())?, self.sums)?;
             let (weight, eps) = (layer.post_norm.weight(), layer.post_norm.eps());
             match &layer.ffn {
                 FeedForward::Dense(mlp) => {
                     let (x, normed) = k.add_rms_norm(x, &attn, weight, eps)?;
-                    Ok((x + self.mlp(mlp, &normed)?)?)
+                    Ok(Hidden::Rows((x + self.mlp(mlp, &normed)?)?))
                 }
                 FeedForward::Sparse(moe) => {
                     let norm = AddNorm {
@@ -263,7 +266,12 @@ mod gpu {
                     };
                     let (experts, shared) = expert_mlps(moe)?;
                     let (y, shared) = k.moe_experts(normed, experts, shared, &routed, self.sums)?;
-                    k.moe_combine(&y, shared.as_ref(), Some(sum), moe.top_k)
+                    Ok(Hidden::Moe(MoeOut {
+                        y,
+                        shared,
+                        residual: sum.clone(),
+                        top_k: moe.top_k,
+                    }))
                 }
             }
         }
