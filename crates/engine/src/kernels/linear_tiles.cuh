@@ -309,12 +309,6 @@ struct FewPages {
     }
 };
 
-// Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS, K a multiple of TILE_K;
-// Pages: ManyPages, or FewPages where B ≤ FEW_PAGES; Out: where the sums go and which weight rows a block
-// takes (RowsOut for a plain layer). With `norm_w`, x is first RMSNorm-ed (each block normalises its rows
-// itself into dynamic shared memory, a float per value, while its first weights are on their way), which saves
-// the norm its own launch; the normed values are those of the rms_norm kernel, so the sums are the same either
-// way. With `moe`, the rows normed are x plus a MoE layer's output, which saves moe_combine its launch too.
 // A MoE layer's output not yet added to the residual x (moe_combine's inputs: the routed experts' y (B·top_k, K)
 // and the shared experts' (B, K), f32), for a projection whose blocks norm its rows: they add it themselves, and
 // block 0 writes the sums (the next residual) to `sum_out`. y null: x is the rows.
@@ -342,6 +336,12 @@ __device__ void norm_block_rows(const bf16* x, const MoeRows& moe, const bf16* n
     }
 }
 
+// Grid (ceil(N / (16 · TILE_GROUPS)), ceil(B / TILE_PAGES)), block TILE_THREADS, K a multiple of TILE_K;
+// Pages: ManyPages, or FewPages where B ≤ FEW_PAGES; Out: where the sums go and which weight rows a block
+// takes (RowsOut for a plain layer). With `norm_w`, x is first RMSNorm-ed (each block normalises its rows
+// itself into dynamic shared memory, a float per value, while its first weights are on their way), which saves
+// the norm its own launch; the normed values are those of the rms_norm kernel, so the sums are the same either
+// way. With `moe`, the rows normed are x plus a MoE layer's output, which saves moe_combine its launch too.
 template <typename W, typename Pages, typename Out>
 __device__ void linear_tiles(const bf16* x, const bf16* norm_w, float eps, typename W::Row w, const Out& out,
                              int rows, int n, int k, const MoeRows& moe = {}) {
