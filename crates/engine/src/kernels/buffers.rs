@@ -31,6 +31,11 @@ pub fn empty(dev: &CudaDevice, shape: impl Into<Shape>, dtype: DType) -> Result<
     ))
 }
 
+/// The address of an optional input, 0 (the kernels' "none") without one.
+pub fn optional_address(t: Option<&Tensor>) -> Result<u64> {
+    Ok(t.map(address).transpose()?.unwrap_or(0))
+}
+
 /// The device address of a contiguous CUDA tensor's first element.
 pub fn address(t: &Tensor) -> Result<u64> {
     let (storage, layout) = t.storage_and_layout();

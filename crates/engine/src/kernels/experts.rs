@@ -5,7 +5,7 @@
 use candle_core::cuda_backend::cudarc::driver::{CudaFunction, DevicePtr};
 use candle_core::{DType, Tensor};
 
-use super::buffers::address;
+use super::buffers::{address, optional_address};
 use super::grouped_experts::{ExpertPlan, GroupedExperts};
 use super::launch::{grid, Kernels, Weight, MAX_MOE_TOKENS, MAX_SLOTS_BY_SLOT, MOE_WARPS};
 use super::mlp::Mlp;
@@ -110,12 +110,14 @@ impl Kernels {
             .as_ref()
             .map(|_| self.empty((b, h), self.dtype))
             .transpose()?;
-        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
         let (delta_p, norm_w_p) = (
-            optional(norm.as_ref().map(|n| n.delta))?,
-            optional(norm.as_ref().map(|n| n.weight))?,
+            optional_address(norm.as_ref().map(|n| n.delta))?,
+            optional_address(norm.as_ref().map(|n| n.weight))?,
         );
-        let (sum_p, normed_p) = (optional(sum.as_ref())?, optional(normed.as_ref())?);
+        let (sum_p, normed_p) = (
+            optional_address(sum.as_ref())?,
+            optional_address(normed.as_ref())?,
+        );
         let eps = norm.as_ref().map_or(0.0, |n| n.eps as f32);
         let (x_p, g_p, l_p, ids_p, w_p) = (
             address(x)?,
@@ -322,9 +324,11 @@ impl Kernels {
             .map(|_| self.empty((b, shared_inter), self.dtype))
             .transpose()?;
         let shared_y = shared.map(|_| self.empty((b, h), DType::F32)).transpose()?;
-        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
         let (sgu_p, sd_p) = shared.map(|m| m.addresses()).transpose()?.unwrap_or((0, 0));
-        let (sact_p, sy_p) = (optional(shared_act.as_ref())?, optional(shared_y.as_ref())?);
+        let (sact_p, sy_p) = (
+            optional_address(shared_act.as_ref())?,
+            optional_address(shared_y.as_ref())?,
+        );
         let (gu_p, d_p) = routed.addresses()?;
         let (x_p, ids_p, w_p) = (address(x)?, address(ids)?, address(weights)?);
         let (act_p, y_p) = (address(&act)?, address(&y)?);

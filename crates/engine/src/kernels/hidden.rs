@@ -25,11 +25,23 @@ pub enum Hidden {
 impl Hidden {
     /// The rows' count and width.
     pub fn dims(&self) -> Result<(usize, usize)> {
-        let rows = match self {
+        Ok(self.rows_before().dims2()?)
+    }
+
+    /// The rows before a pending MoE output is added: the rows themselves, or the MoE layer's residual.
+    pub fn rows_before(&self) -> &Tensor {
+        match self {
             Hidden::Rows(x) => x,
             Hidden::Moe(moe) => &moe.residual,
-        };
-        Ok(rows.dims2()?)
+        }
+    }
+
+    /// The pending MoE output, if any.
+    pub fn moe(&self) -> Option<&MoeOut> {
+        match self {
+            Hidden::Rows(_) => None,
+            Hidden::Moe(moe) => Some(moe),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use candle_core::cuda_backend::cudarc::driver::CudaFunction;
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Tensor};
 
-use super::buffers::address;
+use super::buffers::{address, optional_address};
 use super::hidden::Hidden;
 use super::launch::{grid, Kernels, Weight, MAX_GRID_Y, PTX};
 use super::step_inputs::InputAddresses;
@@ -212,10 +212,7 @@ impl Kernels {
             heads: (nh, nkv, hd),
         }: StepLayer<'_>,
     ) -> Result<(Tensor, Tensor)> {
-        let (rows, moe) = match x {
-            Hidden::Rows(rows) => (rows, None),
-            Hidden::Moe(moe) => (&moe.residual, Some(moe)),
-        };
+        let (rows, moe) = (x.rows_before(), x.moe());
         let Some(tiles) = &self.tiles else {
             return Err(EngineError::Cuda("the q/k/v tiles are not loaded".into()));
         };
@@ -239,11 +236,10 @@ impl Kernels {
             .transpose()?
             .unwrap_or(0);
         let eps = input.norm.map_or(0.0, |(_, eps)| eps as f32);
-        let optional = |t: Option<&Tensor>| t.map(address).transpose().map(|a| a.unwrap_or(0));
         let (y_p, shared_p, sum_p) = (
-            optional(moe.map(|m| &m.y))?,
-            optional(moe.and_then(|m| m.shared.as_ref()))?,
-            optional(sum.as_ref())?,
+            optional_address(moe.map(|m| &m.y))?,
+            optional_address(moe.and_then(|m| m.shared.as_ref()))?,
+            optional_address(sum.as_ref())?,
         );
         let top_k = moe.map_or(0, |m| m.top_k as i32);
         let (k_p, v_p) = inputs.layer_caches(layer);
