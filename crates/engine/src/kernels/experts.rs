@@ -466,8 +466,8 @@ impl Kernels {
         let b = slots / top_k;
         let out = self.empty((b, h), self.dtype)?;
         let (y_p, out_p) = (address(y)?, address(&out)?);
-        let x_p = x.map(address).transpose()?.unwrap_or(0);
-        let shared_p = shared.map(address).transpose()?.unwrap_or(0);
+        let x_p = optional_address(x)?;
+        let shared_p = optional_address(shared)?;
         let (k_i, h_i) = (top_k as i32, h as i32);
         let mut launch = self.prepare(&self.moe_combine);
         launch

@@ -8,7 +8,7 @@ use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Device, Shape, Tensor};
 
 use super::attention::DecodeAttention;
-use super::buffers::{address, empty};
+use super::buffers::{address, empty, optional_address};
 use super::dependent_launch::{dependent_launches, Launch};
 use super::expert_tiles::ExpertTiles;
 use super::grouped_experts::GroupedExperts;
@@ -232,8 +232,8 @@ impl Kernels {
         let out = self.empty((b, h), self.dtype)?;
         let sum = delta.map(|_| self.empty((b, h), self.dtype)).transpose()?;
         let (x_p, w_p, out_p) = (address(x)?, address(weight)?, address(&out)?);
-        let delta_p = delta.map(address).transpose()?.unwrap_or(0);
-        let sum_p = sum.as_ref().map(address).transpose()?.unwrap_or(0);
+        let delta_p = optional_address(delta)?;
+        let sum_p = optional_address(sum.as_ref())?;
         let (h_i, eps_f) = (h as i32, eps as f32);
         let mut launch = self.prepare(&self.rms_norm);
         launch
@@ -386,7 +386,7 @@ impl Kernels {
         let n = layer.dims()?.0;
         let out = self.empty((b, n), self.dtype)?;
         let (x_p, w_p, out_p) = (address(x)?, layer.address()?, address(&out)?);
-        let norm_p = norm.map(|(w, _)| address(w)).transpose()?.unwrap_or(0);
+        let norm_p = optional_address(norm.map(|(w, _)| w))?;
         let eps = norm.map_or(0.0, |(_, eps)| eps as f32);
         let (b_i, n_i, k_i) = (b as i32, n as i32, k as i32);
         let mut launch = self.prepare(kernel);

@@ -230,11 +230,7 @@ impl Kernels {
         let q = self.empty((b, nh * hd), self.dtype)?;
         let sum = moe.map(|_| self.empty((b, k), self.dtype)).transpose()?;
         let (x_p, w_p, q_p) = (address(&input.x)?, qkv.address()?, address(&q)?);
-        let norm_p = input
-            .norm
-            .map(|(w, _)| address(w))
-            .transpose()?
-            .unwrap_or(0);
+        let norm_p = optional_address(input.norm.map(|(w, _)| w))?;
         let eps = input.norm.map_or(0.0, |(_, eps)| eps as f32);
         let (y_p, shared_p, sum_p) = (
             optional_address(moe.map(|m| &m.y))?,

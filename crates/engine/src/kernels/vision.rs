@@ -5,7 +5,7 @@ use candle_core::cuda_backend::cudarc::driver::{LaunchArgs, LaunchConfig, PushKe
 use candle_core::cuda_backend::CudaDevice;
 use candle_core::{DType, Device, Tensor};
 
-use super::buffers::{address, empty, strided};
+use super::buffers::{address, empty, optional_address, strided};
 use crate::error::{EngineError, Result};
 
 const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/vision.ptx"));
@@ -68,8 +68,8 @@ pub fn linear_epilogue(y: &Tensor, then: &Epilogue<'_>) -> Result<Option<Tensor>
             "a linear layer's epilogue got a bias or residual of another width than its {cols} columns"
         )));
     }
-    let bias = then.bias.map(address).transpose()?.unwrap_or(0);
-    let residual = then.residual.map(address).transpose()?.unwrap_or(0);
+    let bias = optional_address(then.bias)?;
+    let residual = optional_address(then.residual)?;
     let out = empty(&dev, (out_rows, cols), DType::BF16)?;
     let (y_p, out_p) = (address(y)?, address(&out)?);
     let grid = then.windows.unwrap_or(WindowGrid {
