@@ -4,28 +4,13 @@
 //! alone, where a block takes one split, and within bf16's rounding of softmax(q·kᵀ/√hd)·v in f64.
 #![cfg(feature = "cuda")]
 
-use candle_core::{DType, Device, Tensor};
-use deepread_engine::kernels::{InputAddresses, Kernels, StepInputs};
+use candle_core::{DType, Device};
+use deepread_engine::kernels::Kernels;
 use deepread_engine::lm::SequenceCache;
 
-/// Heads of the real config: q, k/v, head dim.
-const HEADS: (usize, usize, usize) = (10, 10, 128);
-
-fn random(shape: &[usize], device: &Device) -> Tensor {
-    Tensor::randn(0f32, 1.0, shape, device)
-        .unwrap()
-        .to_dtype(DType::BF16)
-        .unwrap()
-}
-
-fn values(t: &Tensor) -> Vec<f32> {
-    t.to_dtype(DType::F32)
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f32>()
-        .unwrap()
-}
+#[path = "support/decode_step.rs"]
+mod decode_step;
+use decode_step::{random, step_inputs, values, HEADS};
 
 /// The positions each row attends over, this step's included: one split, split edges, a page's prompt, and
 /// past 4,096, where a split takes more than one tile.
@@ -43,15 +28,15 @@ fn cache(len: usize, device: &Device) -> SequenceCache {
     let before = len - 1;
     if before > 0 {
         let (k, v) = (
-            random(&[1, nkv, before, hd], device),
-            random(&[1, nkv, before, hd], device),
+            random(&[1, nkv, before, hd], 1.0, device),
+            random(&[1, nkv, before, hd], 1.0, device),
         );
         cache.layers[0].append(&k, &v).unwrap();
     } else {
         // A cache holds at least one position before it decodes; this one is written over below.
         let (k, v) = (
-            random(&[1, nkv, 1, hd], device),
-            random(&[1, nkv, 1, hd], device),
+            random(&[1, nkv, 1, hd], 1.0, device),
+            random(&[1, nkv, 1, hd], 1.0, device),
         );
         cache.layers[0].append(&k, &v).unwrap();
         cache.clear();
@@ -60,25 +45,10 @@ fn cache(len: usize, device: &Device) -> SequenceCache {
     let (k, v) = cache.layers[0].buffers().unwrap();
     for buffer in [k, v] {
         buffer
-            .slice_set(&random(&[1, nkv, 1, hd], device), 2, before)
+            .slice_set(&random(&[1, nkv, 1, hd], 1.0, device), 2, before)
             .unwrap();
     }
     cache
-}
-
-/// The step's inputs for `caches` (the angles are unused by attention).
-fn step_inputs(kernels: &Kernels, caches: &mut [SequenceCache]) -> (StepInputs, InputAddresses) {
-    let dev = kernels.device();
-    let rows = caches.len();
-    let angles = vec![0f32; rows * HEADS.2 / 2];
-    let mut inputs = StepInputs::new(dev, rows, 1, HEADS.2, true).unwrap();
-    let refs: Vec<&mut SequenceCache> = caches.iter_mut().collect();
-    let bans = vec![Vec::new(); rows];
-    inputs
-        .fill(dev, &vec![0; rows], &refs, (&angles, &angles), &bans)
-        .unwrap();
-    let addresses = inputs.addresses(dev);
-    (inputs, addresses)
 }
 
 /// softmax(q·kᵀ/√hd)·v of one row in f64: q (nh·hd), the cache's first `len` positions.
@@ -123,7 +93,7 @@ fn attention_of_a_row_is_the_same_alone_and_among_64_and_matches_f64() {
     let lengths = lengths();
     let rows = lengths.len();
     let mut caches: Vec<SequenceCache> = lengths.iter().map(|&len| cache(len, &device)).collect();
-    let q = random(&[rows, nh * hd], &device);
+    let q = random(&[rows, nh * hd], 1.0, &device);
     let together = {
         let (_inputs, addresses) = step_inputs(&kernels, &mut caches);
         values(&kernels.attention(&q, &addresses, 0, HEADS).unwrap())

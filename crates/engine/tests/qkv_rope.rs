@@ -9,32 +9,16 @@
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
-use deepread_engine::kernels::{
-    Hidden, InputAddresses, Kernels, MoeOut, StepInputs, StepLayer, Weight,
-};
+use deepread_engine::kernels::{Hidden, InputAddresses, Kernels, MoeOut, StepLayer, Weight};
 use deepread_engine::lm::{SequenceCache, Sums};
 use deepread_engine::quant::Int8Matrix;
 
+#[path = "support/decode_step.rs"]
+mod decode_step;
+use decode_step::{random, step_inputs, values, HEADS};
+
 const HIDDEN: usize = 1280;
-/// Heads of the real config: q, k/v, head dim.
-const HEADS: (usize, usize, usize) = (10, 10, 128);
 const EPS: f64 = 1e-6;
-
-fn random(shape: &[usize], scale: f64, device: &Device) -> Tensor {
-    (Tensor::randn(0f32, 1.0, shape, device).unwrap() * scale)
-        .unwrap()
-        .to_dtype(DType::BF16)
-        .unwrap()
-}
-
-fn values(t: &Tensor) -> Vec<f32> {
-    t.to_dtype(DType::F32)
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f32>()
-        .unwrap()
-}
 
 /// `rows` one-layer caches, row b holding 3 + 7b positions in a buffer of its own capacity, each with room
 /// for the step's position.
@@ -77,27 +61,6 @@ fn clear_step_positions(caches: &[SequenceCache]) {
             buffer.slice_set(&zeros, 2, at).unwrap();
         }
     }
-}
-
-/// The step's inputs for `caches`: random angles for each row.
-fn step_inputs(kernels: &Kernels, caches: &mut [SequenceCache]) -> (StepInputs, InputAddresses) {
-    let dev = kernels.device();
-    let rows = caches.len();
-    let half = HEADS.2 / 2;
-    let angles = |seed: f32| -> Vec<f32> {
-        (0..rows * half)
-            .map(|i| (i as f32 * 0.37 + seed).sin())
-            .collect()
-    };
-    let (cos, sin) = (angles(0.1), angles(1.3));
-    let mut inputs = StepInputs::new(dev, rows, 1, HEADS.2, true).unwrap();
-    let refs: Vec<&mut SequenceCache> = caches.iter_mut().collect();
-    let bans = vec![Vec::new(); rows];
-    inputs
-        .fill(dev, &vec![0; rows], &refs, (&cos, &sin), &bans)
-        .unwrap();
-    let addresses = inputs.addresses(dev);
-    (inputs, addresses)
 }
 
 /// The test's one layer, at the real model's heads.
