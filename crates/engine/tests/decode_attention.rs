@@ -26,19 +26,14 @@ fn cache(len: usize, device: &Device) -> SequenceCache {
     let (_, nkv, hd) = HEADS;
     let mut cache = SequenceCache::new(1, len + 3);
     let before = len - 1;
-    if before > 0 {
-        let (k, v) = (
-            random(&[1, nkv, before, hd], 1.0, device),
-            random(&[1, nkv, before, hd], 1.0, device),
-        );
-        cache.layers[0].append(&k, &v).unwrap();
-    } else {
-        // A cache holds at least one position before it decodes; this one is written over below.
-        let (k, v) = (
-            random(&[1, nkv, 1, hd], 1.0, device),
-            random(&[1, nkv, 1, hd], 1.0, device),
-        );
-        cache.layers[0].append(&k, &v).unwrap();
+    // A cache holds at least one position before it decodes; with none before, that one is written over.
+    let stored = before.max(1);
+    let (k, v) = (
+        random(&[1, nkv, stored, hd], 1.0, device),
+        random(&[1, nkv, stored, hd], 1.0, device),
+    );
+    cache.layers[0].append(&k, &v).unwrap();
+    if before == 0 {
         cache.clear();
     }
     cache.reserve_one().unwrap();
