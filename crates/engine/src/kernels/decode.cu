@@ -139,7 +139,7 @@ __device__ void silu_mul(const T* gate_up, T* out, int inter) {
 // block that finishes the row last (counted in `done[b]`, reset for the next launch) merges the stretches
 // into out[b], -1 when nothing is left.
 #define PICK_MAX_BANS 1024
-#define PICK_AHEAD 4
+#define PICK_AHEAD 8
 struct Pick {
     float value;
     int index;  // INT_MAX: none
@@ -180,7 +180,8 @@ __device__ void greedy_pick(const T* logits, const int* bans, const int* n_bans,
     const int stretch = (vocab + gridDim.y - 1) / gridDim.y;
     const int begin = blockIdx.y * stretch, end = min(vocab, begin + stretch);
     Pick best = {0.0f, INT_MAX};
-    // PICK_AHEAD logits a thread are requested before any is compared: one trip to memory rather than one each.
+    // PICK_AHEAD logits a thread are requested before any is compared: one trip to memory rather than one each
+    // (a row's stretch at one page is one trip; at 64 pages, 16 blocks a row, four).
     for (int first = begin + threadIdx.x; first < end; first += PICK_AHEAD * blockDim.x) {
         float value[PICK_AHEAD];
 #pragma unroll
